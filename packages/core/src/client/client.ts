@@ -1,0 +1,230 @@
+import { z } from 'zod';
+import { ConfigurationError, InvalidArgumentError } from '../errors.js';
+import { buildVerificationLink, readTokenExpiry } from '../link/link.js';
+import {
+  type KybCaseDetails,
+  type KybCreateCaseResponse,
+  type KybDocumentFile,
+  type KybFlowsResponse,
+  kybCaseDetailsSchema,
+  kybCreateCaseResponseSchema,
+  kybFlowsResponseSchema,
+  type SignedDocumentUrl,
+  signedDocumentUrlSchema,
+} from '../schemas/kyb.js';
+import {
+  type KycCreateSessionResponse,
+  type KycDecision,
+  type KycResult,
+  kycCreateSessionResponseSchema,
+  kycResultSchema,
+} from '../schemas/kyc.js';
+import { VERSION } from '../version.js';
+import { SignedUrlCache } from './document-cache.js';
+import { type DocumentDownload, openSignedUrl } from './download.js';
+import { UnexpectedResponseError } from './errors.js';
+import { type CallOptions, Executor } from './execute.js';
+import { type ClientOptions, resolveOptions } from './options.js';
+import { encodeSegment, resolveApiPath } from './path.js';
+import type { Transport } from './transport.js';
+
+/** Input of `client.kyb.createCase` (spec 4.1). Business details are collected in the hosted flow, not here. */
+export interface CreateKybCaseInput {
+  /** Your reference for the business; unique per business; used to read the case later. */
+  refId: string;
+  /** KYB flow ID (the organization's default when left out). */
+  flow?: string;
+  /** Country code. */
+  country?: string;
+  /** State or region (sent as `country_state`). */
+  countryState?: string;
+}
+
+/** Input of `client.kyc.createSession` (spec 4.5). */
+export interface CreateKycSessionInput {
+  /** Your reference for the individual, generated and stored before the call. */
+  refId: string;
+  /** KYC flow ID; optional when the organization has a default flow. */
+  flowId?: string;
+}
+
+/** A hosted verification link and when its token stops working (when the token says). */
+export interface VerificationLink {
+  url: string;
+  expiresAt: Date | null;
+}
+
+/** A document reference: a file from the case details, or anything with its API `url`. */
+export type DocumentRef = Pick<KybDocumentFile, 'url'>;
+
+/** KYB operations (spec 4.1-4.4). */
+export interface KybApi {
+  /** Creates a case: `POST /kyb/case`. The token in the answer is valid 24 h. */
+  createCase(input: CreateKybCaseInput, options?: CallOptions): Promise<KybCreateCaseResponse>;
+  /** Reads the case details: `GET /kyb/case/{refId}/details`. */
+  getCase(refId: string, options?: CallOptions): Promise<KybCaseDetails>;
+  /** A short-lived signed download URL for a file, cached until shortly before it expires. */
+  getDocumentUrl(file: DocumentRef, options?: CallOptions): Promise<SignedDocumentUrl>;
+  /** Opens a file for download as a stream (fetching a fresh signed URL if the cached one is refused). */
+  downloadDocument(file: DocumentRef, options?: CallOptions): Promise<DocumentDownload>;
+  /** `GET /kyb/flows` (answer shape not documented: parsed JSON). */
+  listFlows(options?: CallOptions): Promise<KybFlowsResponse>;
+  /** `GET /kyb/flows/default` (answer shape not documented: parsed JSON). */
+  defaultFlows(options?: CallOptions): Promise<KybFlowsResponse>;
+}
+
+/** KYC operations (spec 4.5-4.6). */
+export interface KycApi {
+  /** Creates a session: `POST /v2/sessions`. The token is valid 30 minutes by default. */
+  createSession(input: CreateKycSessionInput, options?: CallOptions): Promise<KycCreateSessionResponse>;
+  /** Reads the authoritative result: `GET /v2/users/{refId}`. */
+  getResult(refId: string, options?: CallOptions): Promise<KycResult>;
+  /** Classifies a status with the client's `kycStatuses` (unknown -> `pending`). */
+  classify(status: string): KycDecision;
+}
+
+/** The verikit API client. */
+export interface VerikitClient {
+  /** KYB cases. */
+  readonly kyb: KybApi;
+  /** KYC sessions. */
+  readonly kyc: KycApi;
+  /** The hosted link for a KYB or KYC token, from the client's `webUrl`, `publicKey` and `environment`. */
+  verificationLink(token: string): VerificationLink;
+  /** Closes the client's connection pool (not a dispatcher you passed in). */
+  close(): Promise<void>;
+}
+
+const createCaseInput = z.strictObject({
+  refId: z.string().min(1),
+  flow: z.string().min(1).optional(),
+  country: z.string().min(1).optional(),
+  countryState: z.string().min(1).optional(),
+});
+const createSessionInput = z.strictObject({ refId: z.string().min(1), flowId: z.string().min(1).optional() });
+
+function checkInput<T>(schema: z.ZodType<T>, input: unknown, what: string): T {
+  const result = schema.safeParse(input);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  if (issue?.code === 'unrecognized_keys') {
+    throw new InvalidArgumentError(
+      `${what}: ${issue.keys.join(', ')} not accepted by the service (business details are collected in the hosted flow)`,
+    );
+  }
+  throw new InvalidArgumentError(`${what}: ${issue?.path.join('.') || 'input'} ${issue?.message ?? 'is invalid'}`);
+}
+
+function withoutUndefined(body: Record<string, string | undefined>): Record<string, string> {
+  return Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined)) as Record<string, string>;
+}
+
+/** Builds a client over the given transport; the public `createClient` picks the platform's transport. */
+export function createClientWithTransport(options: ClientOptions, transport: Transport, platformAgent: string): VerikitClient {
+  const resolved = resolveOptions(options, platformAgent, VERSION);
+  const executor = new Executor(resolved, transport);
+  const urls = new SignedUrlCache();
+  const signal = (o: CallOptions | undefined) => o?.signal;
+
+  const getDocumentUrl = async (file: DocumentRef, o?: CallOptions): Promise<SignedDocumentUrl> => {
+    const path = resolveApiPath(file?.url, resolved.origin, resolved.basePath);
+    return urls.get(path, () => executor.run({ method: 'GET', path, schema: signedDocumentUrlSchema, signal: signal(o) }));
+  };
+
+  const kyb: KybApi = {
+    async createCase(input, o) {
+      const body = checkInput(createCaseInput, input, 'kyb.createCase');
+      return executor.run({
+        method: 'POST',
+        path: '/kyb/case',
+        body: withoutUndefined({ refId: body.refId, flow: body.flow, country: body.country, country_state: body.countryState }),
+        schema: kybCreateCaseResponseSchema,
+        signal: signal(o),
+      });
+    },
+    async getCase(refId, o) {
+      return executor.run({
+        method: 'GET',
+        path: `/kyb/case/${encodeSegment('refId', refId)}/details`,
+        schema: kybCaseDetailsSchema,
+        signal: signal(o),
+      });
+    },
+    getDocumentUrl,
+    async downloadDocument(file, o) {
+      const path = resolveApiPath(file?.url, resolved.origin, resolved.basePath);
+      const context = { method: 'GET', path: resolved.basePath + path, attempts: 1 };
+      for (let attempt = 1; ; attempt++) {
+        const signed = await getDocumentUrl(file, o);
+        const opened = await openSignedUrl(
+          transport,
+          executor,
+          signed,
+          { ...context, attempts: attempt },
+          resolved.timeoutMs,
+          resolved.userAgent,
+          signal(o),
+        );
+        if (!('refused' in opened)) return opened;
+        // A refused signed URL has most likely expired early: fetch a fresh one, once.
+        urls.invalidate(path);
+        if (attempt >= 2) throw opened.refused;
+      }
+    },
+    async listFlows(o) {
+      return executor.run({ method: 'GET', path: '/kyb/flows', schema: kybFlowsResponseSchema, signal: signal(o) });
+    },
+    async defaultFlows(o) {
+      return executor.run({ method: 'GET', path: '/kyb/flows/default', schema: kybFlowsResponseSchema, signal: signal(o) });
+    },
+  };
+
+  const kyc: KycApi = {
+    async createSession(input, o) {
+      const body = checkInput(createSessionInput, input, 'kyc.createSession');
+      const path = '/v2/sessions';
+      const created = await executor.run({
+        method: 'POST',
+        path,
+        body: withoutUndefined({ refId: body.refId, flowId: body.flowId }),
+        schema: kycCreateSessionResponseSchema,
+        signal: signal(o),
+      });
+      if (!created.success) {
+        throw new UnexpectedResponseError('unsuccessful', 200, [{ path: 'success', message: 'is false' }], {
+          method: 'POST',
+          path: resolved.basePath + path,
+          attempts: 1,
+          requestId: undefined,
+        });
+      }
+      return created;
+    },
+    async getResult(refId, o) {
+      return executor.run({
+        method: 'GET',
+        path: `/v2/users/${encodeSegment('refId', refId)}`,
+        schema: kycResultSchema,
+        signal: signal(o),
+      });
+    },
+    classify: resolved.classifyKyc,
+  };
+
+  return {
+    kyb,
+    kyc,
+    verificationLink(token) {
+      if (resolved.webUrl === undefined) throw new ConfigurationError('webUrl', 'verificationLink needs the client option webUrl');
+      if (resolved.publicKey === undefined) throw new ConfigurationError('publicKey', 'verificationLink needs the client option publicKey');
+      const url = buildVerificationLink({
+        webUrl: resolved.webUrl,
+        token,
+        publicKey: resolved.publicKey,
+        environment: resolved.environment,
+      });
+      return { url, expiresAt: readTokenExpiry(token) };
+    },
+    close: () => transport.close(),
+  };
+}

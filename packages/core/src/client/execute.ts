@@ -1,0 +1,196 @@
+import type { z } from 'zod';
+import { redact } from '../util/redact.js';
+import {
+  AbortedError,
+  ApiError,
+  AuthenticationError,
+  BadRequestError,
+  ClientError,
+  ConnectionError,
+  NotFoundError,
+  RateLimitError,
+  type RequestContext,
+  type ResponseDetails,
+  type ResponseIssue,
+  ServerError,
+  TimeoutError,
+  UnexpectedResponseError,
+} from './errors.js';
+import type { ResolvedOptions } from './options.js';
+import { type AttemptOutcome, backoffDelay, isRetryable, parseRetryAfter, type RetryPolicy } from './retry.js';
+import { classifyNetworkError, type Transport, type TransportResponse } from './transport.js';
+
+/** One API call as the endpoint methods describe it. */
+export interface Call<T> {
+  method: 'GET' | 'POST';
+  /** Path below the base URL, already encoded. */
+  path: string;
+  body?: Record<string, unknown>;
+  schema: z.ZodType<T>;
+  signal?: AbortSignal | undefined;
+}
+
+/** Per-call overrides every endpoint method accepts. */
+export interface CallOptions {
+  /** Aborts the call (and its retries). */
+  signal?: AbortSignal;
+}
+
+const TIMEOUT = Symbol('attempt-timeout');
+
+/** Runs API calls with the client's retry, timeout, deadline and hook rules. */
+export class Executor {
+  private readonly retry: RetryPolicy;
+  private readonly baseHeaders: Record<string, string>;
+
+  constructor(
+    private readonly options: ResolvedOptions,
+    private readonly transport: Transport,
+    random: () => number = Math.random,
+  ) {
+    this.retry = {
+      maxRetries: options.maxRetries,
+      baseDelayMs: options.baseDelayMs,
+      maxDelayMs: options.maxDelayMs,
+      maxRetryAfterMs: options.maxRetryAfterMs,
+      random,
+    };
+    this.baseHeaders = { 'x-api-key': options.apiKey, 'user-agent': options.userAgent, accept: 'application/json' };
+  }
+
+  /** Performs the call and returns its validated body. */
+  async run<T>(call: Call<T>): Promise<T> {
+    const { options } = this;
+    const fullPath = options.basePath + call.path;
+    const url = new URL(options.origin + fullPath);
+    const headers = call.body === undefined ? this.baseHeaders : { ...this.baseHeaders, 'content-type': 'application/json' };
+    const body = call.body === undefined ? undefined : JSON.stringify(call.body);
+    const deadlineAt = Date.now() + options.deadlineMs;
+    let freeResetRetry = call.method === 'GET';
+    for (let attempt = 1; ; attempt++) {
+      const context: RequestContext = { method: call.method, path: fullPath, attempts: attempt };
+      const remaining = deadlineAt - Date.now();
+      if (remaining <= 0) throw new TimeoutError('deadline', options.deadlineMs, context);
+      const attemptLimit = Math.min(options.timeoutMs, remaining);
+      const limitIsDeadline = remaining < options.timeoutMs;
+      const controller = new AbortController();
+      const timer = setTimeout(() => controller.abort(TIMEOUT), attemptLimit);
+      const onCallerAbort = (): void => controller.abort(call.signal?.reason);
+      call.signal?.addEventListener('abort', onCallerAbort, { once: true });
+      options.onRequest?.({ method: call.method, path: fullPath, attempt });
+      const started = Date.now();
+      let response: TransportResponse | undefined;
+      let outcome: AttemptOutcome;
+      let failure: ClientError;
+      try {
+        if (call.signal?.aborted) throw new AbortedError(context, call.signal.reason);
+        response = await this.transport.send({ method: call.method, url, headers, body, signal: controller.signal });
+        const text = await response.text();
+        const requestId = response.header(options.requestIdHeader);
+        this.report(context, started, response.status, requestId, undefined);
+        if (response.status >= 200 && response.status < 300)
+          return this.parse(call.schema, response.status, text, { ...context, requestId });
+        const retryAfterMs = parseRetryAfter(response.header('retry-after'), Date.now());
+        failure = this.httpError(response.status, text, retryAfterMs, { ...context, requestId });
+        outcome = { kind: 'status', status: response.status, retryAfterMs };
+      } catch (error) {
+        if (error instanceof ClientError) throw error;
+        if (call.signal?.aborted) failure = new AbortedError(context, call.signal.reason);
+        else if (controller.signal.aborted && controller.signal.reason === TIMEOUT) {
+          failure = limitIsDeadline
+            ? new TimeoutError('deadline', options.deadlineMs, context)
+            : new TimeoutError('attempt', options.timeoutMs, context);
+        } else failure = new ConnectionError(classifyNetworkError(error), context, error);
+        this.report(context, started, response?.status, undefined, failure.code);
+        if (failure instanceof AbortedError || (failure instanceof TimeoutError && failure.kind === 'deadline')) throw failure;
+        outcome =
+          failure instanceof TimeoutError ? { kind: 'timeout' } : { kind: 'network', failure: (failure as ConnectionError).failure };
+      } finally {
+        clearTimeout(timer);
+        call.signal?.removeEventListener('abort', onCallerAbort);
+      }
+      if (!isRetryable(call.method, outcome)) throw failure;
+      // A GET whose keep-alive socket the server had already closed is retried once even with retries off.
+      const useFreeRetry = attempt > this.retry.maxRetries && freeResetRetry && outcome.kind === 'network' && outcome.failure === 'reset';
+      if (attempt > this.retry.maxRetries && !useFreeRetry) throw failure;
+      if (useFreeRetry) freeResetRetry = false;
+      const retryAfterMs = outcome.kind === 'status' ? outcome.retryAfterMs : undefined;
+      if (retryAfterMs !== undefined && retryAfterMs > this.retry.maxRetryAfterMs) throw failure;
+      const delay = useFreeRetry ? 0 : (retryAfterMs ?? backoffDelay(attempt - 1, this.retry));
+      if (Date.now() + delay >= deadlineAt) throw failure;
+      await sleep(delay, call.signal, context);
+    }
+  }
+
+  private report(
+    context: RequestContext,
+    started: number,
+    status: number | undefined,
+    requestId: string | undefined,
+    errorCode: string | undefined,
+  ): void {
+    this.options.onResponse?.({
+      method: context.method,
+      path: context.path,
+      attempt: context.attempts,
+      status,
+      durationMs: Date.now() - started,
+      requestId,
+      errorCode,
+    });
+  }
+
+  private parse<T>(schema: z.ZodType<T>, status: number, text: string, context: RequestContext & { requestId: string | undefined }): T {
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      throw new UnexpectedResponseError('invalid_json', status, [], context);
+    }
+    const result = schema.safeParse(json);
+    if (result.success) return result.data;
+    const issues: ResponseIssue[] = result.error.issues.map((issue) => ({
+      path: issue.path.map(String).join('.'),
+      message: issue.message,
+    }));
+    throw new UnexpectedResponseError('invalid_shape', status, issues, context);
+  }
+
+  /** Maps an HTTP failure to its error class, with the body redacted and bounded. */
+  httpError(
+    status: number,
+    text: string,
+    retryAfterMs: number | undefined,
+    context: RequestContext & { requestId: string | undefined },
+  ): ApiError {
+    const safe = redact(text, [this.options.apiKey]);
+    let body: unknown = safe;
+    try {
+      body = JSON.parse(safe);
+    } catch {
+      // Not JSON: keep the (redacted, bounded) text.
+    }
+    const details: ResponseDetails = { ...context, status, body };
+    if (status === 401 || status === 403) return new AuthenticationError(details);
+    if (status === 400 || status === 422) return new BadRequestError(details);
+    if (status === 404) return new NotFoundError(details);
+    if (status === 429) return new RateLimitError(details, retryAfterMs);
+    if (status >= 500) return new ServerError(details);
+    return new ApiError(details);
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined, context: RequestContext): Promise<void> {
+  if (ms <= 0) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(new AbortedError(context, signal?.reason));
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

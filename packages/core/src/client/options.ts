@@ -1,0 +1,203 @@
+import { ConfigurationError } from '../errors.js';
+import { createKycStatusClassifier, type KycDecision } from '../schemas/kyc.js';
+
+/** Which credentials set the client talks to; the hosted link carries it as `Sandbox`/`Production`. */
+export type Environment = 'sandbox' | 'production';
+
+/** What `onRequest` receives: never headers or bodies. */
+export interface RequestEvent {
+  method: string;
+  path: string;
+  attempt: number;
+}
+
+/** What `onResponse` receives after each attempt: never headers or bodies. */
+export interface ResponseEvent extends RequestEvent {
+  /** HTTP status, absent when the attempt failed before an answer. */
+  status: number | undefined;
+  durationMs: number;
+  requestId: string | undefined;
+  /** Error code when the attempt failed (timeout, connection, ...). */
+  errorCode: string | undefined;
+}
+
+/** Options of {@link createClient}. Only `apiKey` and `baseUrl` are required. */
+export interface ClientOptions {
+  /** The organization's private API key, sent as `x-api-key`; server-side only. */
+  apiKey: string;
+  /** The service's base address ({base_url}); may carry a path prefix. */
+  baseUrl: string;
+  /** The hosted verification page ({web_url}); needed for `client.links`. */
+  webUrl?: string;
+  /** The organization's public SDK key; needed for `client.links`. */
+  publicKey?: string;
+  /** `sandbox` (default) or `production`. */
+  environment?: Environment;
+  /** Per-attempt timeout in ms, body included (default 15 000). */
+  timeoutMs?: number;
+  /** Overall limit for a call in ms, retries and backoff included (default 45 000). */
+  deadlineMs?: number;
+  /** Retries after the first attempt (default 2). */
+  maxRetries?: number;
+  /** Backoff base and ceiling in ms (defaults 300 and 5 000). */
+  backoff?: { baseMs?: number; maxMs?: number };
+  /** A Retry-After longer than this (ms, default 30 000) is not waited for: the error is thrown. */
+  maxRetryAfterMs?: number;
+  /** A fetch implementation to use instead of the built-in transport. */
+  fetch?: typeof fetch;
+  /** Extra text appended to the `User-Agent` (your app's name and version). */
+  userAgent?: string;
+  /** Response header that carries the service's request id (default `x-request-id`; not in the spec). */
+  requestIdHeader?: string;
+  /**
+   * Which KYC status strings mean approved or rejected. The spec lists none, so by default every
+   * status is `pending`: set these from your dashboard's configuration.
+   */
+  kycStatuses?: { approved?: readonly string[]; rejected?: readonly string[] };
+  /** Called before each attempt. Must not throw. */
+  onRequest?: (event: RequestEvent) => void;
+  /** Called after each attempt. Must not throw. */
+  onResponse?: (event: ResponseEvent) => void;
+}
+
+/** Options after defaults and checks. */
+export interface ResolvedOptions {
+  apiKey: string;
+  origin: string;
+  basePath: string;
+  webUrl: string | undefined;
+  publicKey: string | undefined;
+  environment: Environment;
+  timeoutMs: number;
+  deadlineMs: number;
+  maxRetries: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+  maxRetryAfterMs: number;
+  userAgent: string;
+  requestIdHeader: string;
+  classifyKyc: (status: string) => KycDecision;
+  onRequest: ((event: RequestEvent) => void) | undefined;
+  onResponse: ((event: ResponseEvent) => void) | undefined;
+}
+
+/** Parses an absolute http(s) URL or throws a ConfigurationError naming `option`. */
+export function parseHttpUrl(option: string, value: unknown): URL {
+  if (typeof value !== 'string' || value.trim() === '') {
+    throw new ConfigurationError(option, `${option} is required (an http or https URL)`);
+  }
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigurationError(option, `${option} is not a valid URL`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ConfigurationError(option, `${option} must use http or https, not ${url.protocol}`);
+  }
+  if (url.username || url.password) {
+    throw new ConfigurationError(option, `${option} must not carry credentials`);
+  }
+  return url;
+}
+
+function positive(option: string, value: number | undefined, fallback: number, allowZero = false): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || (!allowZero && value === 0)) {
+    throw new ConfigurationError(option, `${option} must be a ${allowZero ? 'non-negative' : 'positive'} finite number`);
+  }
+  return value;
+}
+
+/** Rejects a value that would be unusable (or a header injection) as a credential. */
+export function checkCredential(option: string, value: unknown, required: boolean): string | undefined {
+  if (value === undefined && !required) return undefined;
+  if (typeof value !== 'string' || value.length === 0) {
+    throw new ConfigurationError(option, `${option} is required and must be a non-empty string`);
+  }
+  if (/[\s\u0000-\u001f\u007f]/.test(value)) {
+    throw new ConfigurationError(option, `${option} contains whitespace or control characters`);
+  }
+  return value;
+}
+
+/** Checks every option once, at creation, and fills defaults. */
+export function resolveOptions(options: ClientOptions, platformAgent: string, version: string): ResolvedOptions {
+  if (typeof options !== 'object' || options === null) {
+    throw new ConfigurationError('options', 'createClient needs an options object');
+  }
+  const apiKey = checkCredential('apiKey', options.apiKey, true) as string;
+  const base = parseHttpUrl('baseUrl', options.baseUrl);
+  if (base.search || base.hash) throw new ConfigurationError('baseUrl', 'baseUrl must not carry a query or fragment');
+  const webUrl = options.webUrl === undefined ? undefined : parseHttpUrl('webUrl', options.webUrl).toString();
+  const environment = options.environment ?? 'sandbox';
+  if (environment !== 'sandbox' && environment !== 'production') {
+    throw new ConfigurationError('environment', 'environment must be "sandbox" or "production"');
+  }
+  const maxRetries = positive('maxRetries', options.maxRetries, 2, true);
+  if (!Number.isInteger(maxRetries)) throw new ConfigurationError('maxRetries', 'maxRetries must be an integer');
+  const extraAgent = options.userAgent === undefined ? '' : ` ${options.userAgent.replace(/[\r\n]/g, ' ')}`;
+  return {
+    apiKey,
+    origin: base.origin,
+    basePath: base.pathname.replace(/\/+$/, ''),
+    webUrl,
+    publicKey: checkCredential('publicKey', options.publicKey, false),
+    environment,
+    timeoutMs: positive('timeoutMs', options.timeoutMs, 15_000),
+    deadlineMs: positive('deadlineMs', options.deadlineMs, 45_000),
+    maxRetries,
+    baseDelayMs: positive('backoff.baseMs', options.backoff?.baseMs, 300, true),
+    maxDelayMs: positive('backoff.maxMs', options.backoff?.maxMs, 5_000, true),
+    maxRetryAfterMs: positive('maxRetryAfterMs', options.maxRetryAfterMs, 30_000, true),
+    userAgent: `verikit/${version} (${platformAgent})${extraAgent}`,
+    requestIdHeader: (options.requestIdHeader ?? 'x-request-id').toLowerCase(),
+    classifyKyc: createKycStatusClassifier(options.kycStatuses),
+    onRequest: options.onRequest,
+    onResponse: options.onResponse,
+  };
+}
+
+/** The `VERIKIT_*` variables {@link clientOptionsFromEnv} reads. */
+export const ENV_VARIABLES = {
+  apiKey: 'VERIKIT_API_KEY',
+  baseUrl: 'VERIKIT_BASE_URL',
+  webUrl: 'VERIKIT_WEB_URL',
+  publicKey: 'VERIKIT_PUBLIC_KEY',
+  environment: 'VERIKIT_ENVIRONMENT',
+} as const;
+
+/**
+ * Client options from `VERIKIT_*` variables; a missing or malformed one throws a
+ * ConfigurationError whose `option` is the variable's name (and whose message never holds its value).
+ */
+export function clientOptionsFromEnv(env: Record<string, string | undefined>): ClientOptions {
+  const read = (name: string, required: boolean): string | undefined => {
+    const value = env[name];
+    if (value === undefined || value === '') {
+      if (required) throw new ConfigurationError(name, `${name} is not set`);
+      return undefined;
+    }
+    return value;
+  };
+  const environment = read(ENV_VARIABLES.environment, false);
+  if (environment !== undefined && environment !== 'sandbox' && environment !== 'production') {
+    throw new ConfigurationError(ENV_VARIABLES.environment, `${ENV_VARIABLES.environment} must be "sandbox" or "production"`);
+  }
+  const options: ClientOptions = {
+    apiKey: read(ENV_VARIABLES.apiKey, true) as string,
+    baseUrl: read(ENV_VARIABLES.baseUrl, true) as string,
+    webUrl: read(ENV_VARIABLES.webUrl, false),
+    publicKey: read(ENV_VARIABLES.publicKey, false),
+    environment: environment as Environment | undefined,
+  };
+  // Checked here so the error names the variable to fix rather than the option it feeds.
+  try {
+    resolveOptions(options, '', '');
+  } catch (error) {
+    const variable = error instanceof ConfigurationError ? ENV_VARIABLES[error.option as keyof typeof ENV_VARIABLES] : undefined;
+    if (variable === undefined) throw error;
+    throw new ConfigurationError(variable, (error as Error).message.replace((error as ConfigurationError).option, variable));
+  }
+  return options;
+}

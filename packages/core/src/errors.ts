@@ -1,0 +1,55 @@
+/** Stable, machine-readable codes carried by every verikit error. */
+export type VerikitErrorCode =
+  | 'invalid_argument'
+  | 'invalid_config'
+  | 'authentication'
+  | 'bad_request'
+  | 'not_found'
+  | 'rate_limited'
+  | 'server_error'
+  | 'api_error'
+  | 'unexpected_response'
+  | 'timeout'
+  | 'connection'
+  | 'aborted'
+  | 'webhook_verification'
+  | 'webhook_secret';
+
+/** Base class of every error verikit throws; switch on `code`, not on the message. */
+export class VerikitError extends Error {
+  /** Stable machine-readable code. */
+  readonly code: VerikitErrorCode;
+
+  constructor(code: VerikitErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+  }
+
+  /** A plain, secret-free view for logs and `JSON.stringify`. */
+  toJSON(): Record<string, unknown> {
+    const out: Record<string, unknown> = { name: this.name, code: this.code, message: this.message };
+    for (const [key, value] of Object.entries(this)) {
+      if (key !== 'cause' && value !== undefined) out[key] = value;
+    }
+    return out;
+  }
+}
+
+/** An argument given to a verikit function is unusable (empty refId, foreign document URL, ...). */
+export class InvalidArgumentError extends VerikitError {
+  constructor(message: string) {
+    super('invalid_argument', message);
+  }
+}
+
+/** Client or handler options are missing or malformed; thrown at creation, never at first use. */
+export class ConfigurationError extends VerikitError {
+  /** The option or environment variable at fault. */
+  readonly option: string;
+
+  constructor(option: string, message: string) {
+    super('invalid_config', message);
+    this.option = option;
+  }
+}

@@ -1,0 +1,233 @@
+import { z } from 'zod';
+import { openEnum } from './open-enum.js';
+
+/** KYB case statuses documented in spec 2.2. */
+export const KYB_STATUSES = ['NOT_STARTED', 'IN_PROGRESS', 'IN_REVIEW', 'COMPLETED', 'REJECTED'] as const;
+/** KYB step types documented in spec 2.4. */
+export const KYB_STEP_TYPES = ['form', 'address', 'document', 'ubo', 'relatedBusinesses'] as const;
+
+const isoString = z.string();
+const jsonObject = z.record(z.string(), z.unknown());
+
+/** Schema of a KYB case status (open: unknown strings pass). */
+export const kybStatusSchema = openEnum(KYB_STATUSES);
+/** A KYB case status. */
+export type KybStatus = z.infer<typeof kybStatusSchema>;
+
+/** Whether a KYB status is final: results are read once a case is `COMPLETED` or `REJECTED`. */
+export function isFinal(status: KybStatus): status is 'COMPLETED' | 'REJECTED' {
+  return status === 'COMPLETED' || status === 'REJECTED';
+}
+
+/** Schema of the KYB case-creation response (spec 2.1). */
+export const kybCreateCaseResponseSchema = z.looseObject({
+  kybCase: z.looseObject({
+    _id: z.string(),
+    refId: z.string(),
+    status: kybStatusSchema,
+    flow: z.string(),
+  }),
+  token: z.string(),
+});
+/** The KYB case-creation response. */
+export type KybCreateCaseResponse = z.infer<typeof kybCreateCaseResponseSchema>;
+
+/** Schema of a field object (spec 2.5). */
+export const kybFieldSchema = z.looseObject({
+  key: z.string(),
+  title: z.string(),
+  value: z.unknown(),
+  type: z.union([z.string(), z.array(z.string())]).optional(),
+  required: z.boolean(),
+  format: z.string().optional(),
+  groupKey: z.string().optional(),
+  groupTitle: z.string().optional(),
+});
+/** A collected form or address field. */
+export type KybField = z.infer<typeof kybFieldSchema>;
+
+/** Schema of normalized business data (spec 2.6); inner fields are not documented. */
+export const kybEnrichmentSchema = z.looseObject({
+  names: jsonObject.optional(),
+  address: jsonObject.optional(),
+  geo: jsonObject.optional(),
+  industry: z.array(z.unknown()).optional(),
+  company: jsonObject.optional(),
+  workforce: jsonObject.optional(),
+  financials: jsonObject.optional(),
+});
+/** Normalized business data attached to some form steps. */
+export type KybEnrichment = z.infer<typeof kybEnrichmentSchema>;
+
+/** Schema of a resolved, uploaded file (spec 2.6a). */
+export const kybDocumentFileSchema = z.looseObject({
+  id: z.string(),
+  originalName: z.string(),
+  mimeType: z.string(),
+  size: z.number(),
+  createdAt: isoString.optional(),
+  analysis: z.looseObject({ matches: z.boolean().optional() }).optional(),
+  url: z.string(),
+});
+/** An uploaded file; its `url` is an API path that yields a short-lived signed download URL. */
+export type KybDocumentFile = z.infer<typeof kybDocumentFileSchema>;
+
+/** Schema of the signed-URL response (spec 2.6a). */
+export const signedDocumentUrlSchema = z.looseObject({
+  url: z.string(),
+  expiresIn: z.number(),
+});
+/** A short-lived signed download URL and its lifetime in seconds. */
+export type SignedDocumentUrl = z.infer<typeof signedDocumentUrlSchema>;
+
+const stepBase = { id: z.string(), title: z.string() };
+
+/** Schema of a `form` step. */
+export const kybFormStepSchema = z.looseObject({
+  ...stepBase,
+  type: z.literal('form'),
+  fields: z.array(kybFieldSchema),
+  enrichment: kybEnrichmentSchema.optional(),
+});
+/** Schema of an `address` step. */
+export const kybAddressStepSchema = z.looseObject({
+  ...stepBase,
+  type: z.literal('address'),
+  fields: z.array(kybFieldSchema),
+});
+/** Schema of a `document` step; the slot structure is not documented, so slots stay open. */
+export const kybDocumentStepSchema = z.looseObject({
+  ...stepBase,
+  type: z.literal('document'),
+  documents: z.array(z.unknown()),
+  additionalFiles: z.array(z.unknown()),
+});
+/** Schema of a `ubo` step; entries are not documented beyond the key. */
+export const kybUboStepSchema = z.looseObject({ ...stepBase, type: z.literal('ubo'), ubos: z.array(z.unknown()) });
+/** Schema of a `relatedBusinesses` step; entries are not documented beyond the key. */
+export const kybRelatedBusinessesStepSchema = z.looseObject({
+  ...stepBase,
+  type: z.literal('relatedBusinesses'),
+  relatedBusinesses: z.array(z.unknown()),
+});
+
+/** A `form` step. */
+export type KybFormStep = z.infer<typeof kybFormStepSchema>;
+/** An `address` step. */
+export type KybAddressStep = z.infer<typeof kybAddressStepSchema>;
+/** A `document` step. */
+export type KybDocumentStep = z.infer<typeof kybDocumentStepSchema>;
+/** A `ubo` step. */
+export type KybUboStep = z.infer<typeof kybUboStepSchema>;
+/** A `relatedBusinesses` step. */
+export type KybRelatedBusinessesStep = z.infer<typeof kybRelatedBusinessesStepSchema>;
+/** A step of a type the spec does not document yet; kept whole. */
+export interface KybOtherStep {
+  id: string;
+  title: string;
+  type: string & {};
+  [key: string]: unknown;
+}
+/** Any KYB step; narrow on `type`. */
+export type KybStep = KybFormStep | KybAddressStep | KybDocumentStep | KybUboStep | KybRelatedBusinessesStep | KybOtherStep;
+
+const stepSchemaByType: Record<string, z.ZodType> = {
+  form: kybFormStepSchema,
+  address: kybAddressStepSchema,
+  document: kybDocumentStepSchema,
+  ubo: kybUboStepSchema,
+  relatedBusinesses: kybRelatedBusinessesStepSchema,
+};
+
+/**
+ * A step validated by its own type's schema (so an error names e.g. `steps.1.fields.0.key`),
+ * while a type the spec does not know yet passes with its common keys checked.
+ */
+export const kybStepSchema = z.looseObject({ ...stepBase, type: z.string() }).superRefine((step, ctx) => {
+  const schema = stepSchemaByType[step.type];
+  if (schema === undefined) return;
+  const result = schema.safeParse(step);
+  if (!result.success) for (const issue of result.error.issues) ctx.addIssue({ ...issue, path: issue.path } as never);
+}) as unknown as z.ZodType<KybStep>;
+
+/** Schema of an AML summary (spec 2.7). */
+export const amlSummarySchema = z.looseObject({
+  refId: z.string().optional(),
+  name: z.string().optional(),
+  status: z.string(),
+  businessRole: openEnum(['primary', 'related'] as const),
+  businessName: z.string().optional(),
+  caseType: z.string().optional(),
+  sourceType: z.string().optional(),
+  ongoingMonitoring: z.boolean().optional(),
+  totalHits: z.number().optional(),
+  createdAt: isoString.optional(),
+  reviewedAt: isoString.optional(),
+});
+/** An AML screening summary. */
+export type AmlSummary = z.infer<typeof amlSummarySchema>;
+
+/** Schema of website analysis (spec 2.8). */
+export const websiteAnalysisSchema = z.looseObject({
+  domain: z.string(),
+  status: z.string().optional(),
+  initiatedAt: isoString.optional(),
+  completedAt: isoString.optional(),
+  data: jsonObject.optional(),
+});
+/** Website analysis, present only when available. */
+export type WebsiteAnalysis = z.infer<typeof websiteAnalysisSchema>;
+
+/** Schema of a reopen entry (spec 2.9). */
+export const reopenEntrySchema = z.looseObject({
+  stepIds: z.array(z.string()),
+  reason: z.string().optional(),
+  reopenedAt: isoString.optional(),
+});
+/** One reopen of given steps. */
+export type ReopenEntry = z.infer<typeof reopenEntrySchema>;
+
+/** Schema of the KYB case details payload (spec 2.2), the stable customer contract. */
+export const kybCaseDetailsSchema = z.looseObject({
+  id: z.string(),
+  refId: z.string(),
+  status: kybStatusSchema,
+  flagType: openEnum(['NONE', 'LOW', 'MEDIUM', 'HIGH'] as const).optional(),
+  businessName: z.string().nullable().optional(),
+  flow: z.looseObject({ id: z.string(), title: z.string().optional(), country: z.string().optional() }),
+  steps: z.array(kybStepSchema),
+  amlScreening: z.looseObject({ primary: z.array(amlSummarySchema), related: z.array(amlSummarySchema) }),
+  websiteAnalysis: websiteAnalysisSchema.optional(),
+  reopenHistory: z.array(reopenEntrySchema),
+  createdAt: isoString.optional(),
+  updatedAt: isoString.optional(),
+});
+/** KYB case details. */
+export type KybCaseDetails = z.infer<typeof kybCaseDetailsSchema>;
+
+/** Flow discovery answers: their shape is not documented, so they are returned as parsed JSON. */
+export const kybFlowsResponseSchema = z.unknown();
+/** The (undocumented) JSON of `GET /kyb/flows` or `GET /kyb/flows/default`. */
+export type KybFlowsResponse = unknown;
+
+/**
+ * Every resolved file inside a document step's `documents` and `additionalFiles`. The slot
+ * structure is not documented, so this walks it and keeps whatever matches the file shape.
+ */
+export function collectDocumentFiles(step: KybDocumentStep): KybDocumentFile[] {
+  const found: KybDocumentFile[] = [];
+  const seen = new Set<unknown>();
+  const walk = (value: unknown, depth: number): void => {
+    if (depth > 6 || value === null || typeof value !== 'object' || seen.has(value)) return;
+    seen.add(value);
+    const asFile = kybDocumentFileSchema.safeParse(value);
+    if (asFile.success) {
+      found.push(asFile.data);
+      return;
+    }
+    for (const child of Array.isArray(value) ? value : Object.values(value)) walk(child, depth + 1);
+  };
+  walk(step.documents, 0);
+  walk(step.additionalFiles, 0);
+  return found;
+}

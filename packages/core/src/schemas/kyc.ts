@@ -1,0 +1,43 @@
+import { z } from 'zod';
+import { ConfigurationError } from '../errors.js';
+
+/** Schema of the KYC session-creation response (spec 2.11). */
+export const kycCreateSessionResponseSchema = z.looseObject({
+  success: z.boolean(),
+  token: z.string(),
+});
+/** The KYC session-creation response. */
+export type KycCreateSessionResponse = z.infer<typeof kycCreateSessionResponseSchema>;
+
+/** Schema of a KYC result: only `status` is documented; everything else is kept as is. */
+export const kycResultSchema = z.looseObject({ status: z.string() });
+/** A KYC result read by refId. */
+export type KycResult = z.infer<typeof kycResultSchema>;
+
+/** How a KYC status string reads to your application. */
+export type KycDecision = 'approved' | 'rejected' | 'pending';
+
+/** Options of {@link createKycStatusClassifier}. */
+export interface KycStatusClassifierOptions {
+  /** Statuses that mean approved (exact strings). */
+  approved?: readonly string[];
+  /** Statuses that mean rejected (exact strings). */
+  rejected?: readonly string[];
+}
+
+/**
+ * A classifier from KYC status strings to decisions. The spec lists no KYC statuses, so anything
+ * not configured is `pending`: never approve on a guess.
+ * @example
+ * const classify = createKycStatusClassifier({ approved: ['APPROVED'], rejected: ['DECLINED'] });
+ * classify('APPROVED'); // 'approved'
+ * classify('SOMETHING_NEW'); // 'pending'
+ */
+export function createKycStatusClassifier(options: KycStatusClassifierOptions = {}): (status: string) => KycDecision {
+  const approved = new Set(options.approved ?? []);
+  const rejected = new Set(options.rejected ?? []);
+  for (const status of approved) {
+    if (rejected.has(status)) throw new ConfigurationError('kycStatuses', `KYC status "${status}" cannot be both approved and rejected`);
+  }
+  return (status) => (approved.has(status) ? 'approved' : rejected.has(status) ? 'rejected' : 'pending');
+}
