@@ -2,7 +2,7 @@ import { InvalidArgumentError } from '../errors.js';
 import type { SignedDocumentUrl } from '../schemas/kyb.js';
 import { AbortedError, type ClientError, ConnectionError, type RequestContext, TimeoutError } from './errors.js';
 import type { Executor } from './execute.js';
-import { classifyNetworkError, type Transport } from './transport.js';
+import { classifyNetworkError, type Transport, TransportTimeout } from './transport.js';
 
 /** A document being downloaded: a stream, never the whole file in memory. */
 export interface DocumentDownload {
@@ -34,28 +34,28 @@ export async function openSignedUrl(
     throw new InvalidArgumentError('the service returned a signed URL that is not a URL');
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new InvalidArgumentError('signed URL must be http(s)');
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), timeoutMs);
-  const onAbort = (): void => controller.abort();
-  signal?.addEventListener('abort', onAbort, { once: true });
   try {
-    const response = await transport.send({ method: 'GET', url, headers: { 'user-agent': userAgent }, signal: controller.signal });
+    const response = await transport.open({
+      method: 'GET',
+      origin: url.origin,
+      path: url.pathname + url.search,
+      headers: { 'user-agent': userAgent },
+      timeoutMs,
+      signal,
+    });
     if (response.status >= 200 && response.status < 300) {
       const length = response.header('content-length');
       return {
-        body: response.stream(),
+        body: response.body,
         contentType: response.header('content-type'),
         contentLength: length === undefined ? undefined : Number(length),
       };
     }
-    const text = await response.text();
+    const text = await new Response(response.body).text();
     return { refused: executor.httpError(response.status, text, undefined, { ...context, requestId: undefined }) };
   } catch (error) {
     if (signal?.aborted) throw new AbortedError(context, signal.reason);
-    if (controller.signal.aborted) throw new TimeoutError('attempt', timeoutMs, context);
+    if (error instanceof TransportTimeout) throw new TimeoutError('attempt', timeoutMs, context);
     throw new ConnectionError(classifyNetworkError(error), context, error);
-  } finally {
-    clearTimeout(timer);
-    signal?.removeEventListener('abort', onAbort);
   }
 }

@@ -5,7 +5,7 @@ import {
   ApiError,
   AuthenticationError,
   BadRequestError,
-  ClientError,
+  type ClientError,
   ConnectionError,
   NotFoundError,
   RateLimitError,
@@ -18,7 +18,7 @@ import {
 } from './errors.js';
 import type { ResolvedOptions } from './options.js';
 import { type AttemptOutcome, backoffDelay, isRetryable, parseRetryAfter, type RetryPolicy } from './retry.js';
-import { classifyNetworkError, type Transport, type TransportResponse } from './transport.js';
+import { type BufferedResponse, classifyNetworkError, type Transport, TransportTimeout } from './transport.js';
 
 /** One API call as the endpoint methods describe it. */
 export interface Call<T> {
@@ -35,8 +35,6 @@ export interface CallOptions {
   /** Aborts the call (and its retries). */
   signal?: AbortSignal;
 }
-
-const TIMEOUT = Symbol('attempt-timeout');
 
 /** Runs API calls with the client's retry, timeout, deadline and hook rules. */
 export class Executor {
@@ -62,7 +60,6 @@ export class Executor {
   async run<T>(call: Call<T>): Promise<T> {
     const { options } = this;
     const fullPath = options.basePath + call.path;
-    const url = new URL(options.origin + fullPath);
     const headers = call.body === undefined ? this.baseHeaders : { ...this.baseHeaders, 'content-type': 'application/json' };
     const body = call.body === undefined ? undefined : JSON.stringify(call.body);
     const deadlineAt = Date.now() + options.deadlineMs;
@@ -71,44 +68,15 @@ export class Executor {
       const context: RequestContext = { method: call.method, path: fullPath, attempts: attempt };
       const remaining = deadlineAt - Date.now();
       if (remaining <= 0) throw new TimeoutError('deadline', options.deadlineMs, context);
-      const attemptLimit = Math.min(options.timeoutMs, remaining);
-      const limitIsDeadline = remaining < options.timeoutMs;
-      const controller = new AbortController();
-      const timer = setTimeout(() => controller.abort(TIMEOUT), attemptLimit);
-      const onCallerAbort = (): void => controller.abort(call.signal?.reason);
-      call.signal?.addEventListener('abort', onCallerAbort, { once: true });
-      options.onRequest?.({ method: call.method, path: fullPath, attempt });
-      const started = Date.now();
-      let response: TransportResponse | undefined;
-      let outcome: AttemptOutcome;
-      let failure: ClientError;
-      try {
-        if (call.signal?.aborted) throw new AbortedError(context, call.signal.reason);
-        response = await this.transport.send({ method: call.method, url, headers, body, signal: controller.signal });
-        const text = await response.text();
-        const requestId = response.header(options.requestIdHeader);
-        this.report(context, started, response.status, requestId, undefined);
+      if (call.signal?.aborted) throw new AbortedError(context, call.signal.reason);
+      const result = await this.exchange(call, context, { headers, body, remaining });
+      if ('response' in result) {
+        const { response, requestId } = result;
         if (response.status >= 200 && response.status < 300)
-          return this.parse(call.schema, response.status, text, { ...context, requestId });
-        const retryAfterMs = parseRetryAfter(response.header('retry-after'), Date.now());
-        failure = this.httpError(response.status, text, retryAfterMs, { ...context, requestId });
-        outcome = { kind: 'status', status: response.status, retryAfterMs };
-      } catch (error) {
-        if (error instanceof ClientError) throw error;
-        if (call.signal?.aborted) failure = new AbortedError(context, call.signal.reason);
-        else if (controller.signal.aborted && controller.signal.reason === TIMEOUT) {
-          failure = limitIsDeadline
-            ? new TimeoutError('deadline', options.deadlineMs, context)
-            : new TimeoutError('attempt', options.timeoutMs, context);
-        } else failure = new ConnectionError(classifyNetworkError(error), context, error);
-        this.report(context, started, response?.status, undefined, failure.code);
-        if (failure instanceof AbortedError || (failure instanceof TimeoutError && failure.kind === 'deadline')) throw failure;
-        outcome =
-          failure instanceof TimeoutError ? { kind: 'timeout' } : { kind: 'network', failure: (failure as ConnectionError).failure };
-      } finally {
-        clearTimeout(timer);
-        call.signal?.removeEventListener('abort', onCallerAbort);
+          return this.parse(call.schema, response.status, response.text, { ...context, requestId });
       }
+      const { failure, outcome } =
+        'response' in result ? this.classifyStatus(result.response, { ...context, requestId: result.requestId }) : result;
       if (!isRetryable(call.method, outcome)) throw failure;
       // A GET whose keep-alive socket the server had already closed is retried once even with retries off.
       const useFreeRetry = attempt > this.retry.maxRetries && freeResetRetry && outcome.kind === 'network' && outcome.failure === 'reset';
@@ -120,6 +88,57 @@ export class Executor {
       if (Date.now() + delay >= deadlineAt) throw failure;
       await sleep(delay, call.signal, context);
     }
+  }
+
+  /** One attempt on the wire: an answer, or a classified failure. Aborts and deadline expiry throw. */
+  private async exchange(
+    call: Call<unknown>,
+    context: RequestContext,
+    request: { headers: Record<string, string>; body: string | undefined; remaining: number },
+  ): Promise<{ response: BufferedResponse; requestId: string | undefined } | { failure: ClientError; outcome: AttemptOutcome }> {
+    const { options } = this;
+    options.onRequest?.({ method: call.method, path: context.path, attempt: context.attempts });
+    const started = Date.now();
+    let response: BufferedResponse;
+    try {
+      response = await this.transport.request({
+        method: call.method,
+        origin: options.origin,
+        path: context.path,
+        headers: request.headers,
+        body: request.body,
+        timeoutMs: Math.min(options.timeoutMs, request.remaining),
+        signal: call.signal,
+      });
+    } catch (error) {
+      // Only the exchange itself is in here: a bug elsewhere must not pass for a network failure.
+      let failure: ClientError;
+      if (call.signal?.aborted) failure = new AbortedError(context, call.signal.reason);
+      else if (error instanceof TransportTimeout) {
+        failure =
+          request.remaining < options.timeoutMs
+            ? new TimeoutError('deadline', options.deadlineMs, context)
+            : new TimeoutError('attempt', options.timeoutMs, context);
+      } else failure = new ConnectionError(classifyNetworkError(error), context, error);
+      this.report(context, started, undefined, undefined, failure.code);
+      if (failure instanceof ConnectionError) return { failure, outcome: { kind: 'network', failure: failure.failure } };
+      if (failure instanceof TimeoutError && failure.kind === 'attempt') return { failure, outcome: { kind: 'timeout' } };
+      throw failure;
+    }
+    const requestId = response.header(options.requestIdHeader);
+    this.report(context, started, response.status, requestId, undefined);
+    return { response, requestId };
+  }
+
+  private classifyStatus(
+    response: BufferedResponse,
+    context: RequestContext & { requestId: string | undefined },
+  ): { failure: ClientError; outcome: AttemptOutcome } {
+    const retryAfterMs = parseRetryAfter(response.header('retry-after'), Date.now());
+    return {
+      failure: this.httpError(response.status, response.text, retryAfterMs, context),
+      outcome: { kind: 'status', status: response.status, retryAfterMs },
+    };
   }
 
   private report(
@@ -149,11 +168,7 @@ export class Executor {
     }
     const result = schema.safeParse(json);
     if (result.success) return result.data;
-    const issues: ResponseIssue[] = result.error.issues.map((issue) => ({
-      path: issue.path.map(String).join('.'),
-      message: issue.message,
-    }));
-    throw new UnexpectedResponseError('invalid_shape', status, issues, context);
+    throw new UnexpectedResponseError('invalid_shape', status, flattenIssues(result.error.issues, []), context);
   }
 
   /** Maps an HTTP failure to its error class, with the body redacted and bounded. */
@@ -178,6 +193,19 @@ export class Executor {
     if (status >= 500) return new ServerError(details);
     return new ApiError(details);
   }
+}
+
+/**
+ * Zod issues as field paths. A union failure is reported through its first branch, which in our
+ * schemas is always the documented shape (the second only admits values the spec does not know).
+ */
+function flattenIssues(issues: readonly z.core.$ZodIssue[], prefix: PropertyKey[]): ResponseIssue[] {
+  return issues.flatMap((issue) => {
+    const path = [...prefix, ...issue.path];
+    const branch = issue.code === 'invalid_union' ? issue.errors[0] : undefined;
+    if (branch !== undefined && branch.length > 0) return flattenIssues(branch, path);
+    return [{ path: path.map(String).join('.'), message: issue.message }];
+  });
 }
 
 function sleep(ms: number, signal: AbortSignal | undefined, context: RequestContext): Promise<void> {

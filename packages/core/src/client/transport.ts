@@ -3,25 +3,46 @@ import type { ConnectionFailure } from './errors.js';
 /** One HTTP exchange as the client's retry loop sees it, independent of undici or fetch. */
 export interface TransportRequest {
   method: 'GET' | 'POST';
-  url: URL;
+  /** `scheme://host[:port]`. */
+  origin: string;
+  /** Path and query, already encoded. */
+  path: string;
   headers: Record<string, string>;
-  body?: string;
-  signal: AbortSignal;
+  body?: string | undefined;
+  /** For `request`: the whole exchange, body included. For `open`: until the headers arrive. */
+  timeoutMs: number;
+  /** The caller's signal, when there is one (the transport adds no signal of its own on the hot path). */
+  signal?: AbortSignal | undefined;
 }
 
-/** The answer; the body must be read, streamed or discarded exactly once. */
-export interface TransportResponse {
+/** A fully read answer. */
+export interface BufferedResponse {
   status: number;
   header(name: string): string | undefined;
-  text(): Promise<string>;
-  stream(): ReadableStream<Uint8Array>;
-  discard(): Promise<void>;
+  text: string;
+}
+
+/** An answer whose body is still arriving; it must be read to the end or cancelled. */
+export interface StreamingResponse {
+  status: number;
+  header(name: string): string | undefined;
+  body: ReadableStream<Uint8Array>;
 }
 
 /** The HTTP engine under the client. */
 export interface Transport {
-  send(request: TransportRequest): Promise<TransportResponse>;
+  /** Sends a request and reads the whole answer within `timeoutMs`. */
+  request(request: TransportRequest): Promise<BufferedResponse>;
+  /** Sends a request and hands back the body as a stream once the headers arrive. */
+  open(request: TransportRequest): Promise<StreamingResponse>;
   close(): Promise<void>;
+}
+
+/** Thrown by a transport whose `timeoutMs` ran out. */
+export class TransportTimeout extends Error {
+  constructor() {
+    super('transport timeout');
+  }
 }
 
 const NOT_SENT = new Set([
@@ -50,4 +71,23 @@ export function classifyNetworkError(error: unknown): ConnectionFailure {
     current = (current as { cause?: unknown }).cause;
   }
   return 'other';
+}
+
+/**
+ * Runs `start` with an AbortSignal that fires on the caller's signal or after `timeoutMs`
+ * (rejecting with TransportTimeout), and cleans both up when `start` settles.
+ */
+export async function withTimeoutSignal<T>(request: TransportRequest, start: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new TransportTimeout()), request.timeoutMs);
+  const onAbort = (): void => controller.abort(request.signal?.reason);
+  request.signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    return await start(controller.signal);
+  } catch (error) {
+    throw controller.signal.reason instanceof TransportTimeout ? controller.signal.reason : error;
+  } finally {
+    clearTimeout(timer);
+    request.signal?.removeEventListener('abort', onAbort);
+  }
 }

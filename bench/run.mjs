@@ -1,0 +1,7 @@
+// `pnpm bench`: every benchmark in one run. Figures, not pass/fail: the quality bars are read off this output.
+// Flags: --quick (shorter runs), --verbose (print every round).
+import { benchClient } from './client.mjs';
+
+const quick = process.argv.includes('--quick');
+const verbose = process.argv.includes('--verbose');
+await benchClient({ verbose, ...(quick ? { durationMs: 400, rounds: 5 } : {}) });
