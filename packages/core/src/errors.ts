@@ -12,8 +12,7 @@ export type VerikitErrorCode =
   | 'timeout'
   | 'connection'
   | 'aborted'
-  | 'webhook_verification'
-  | 'webhook_secret';
+  | 'webhook_verification';
 
 /** Base class of every error verikit throws; switch on `code`, not on the message. */
 export class VerikitError extends Error {

@@ -2,8 +2,16 @@ import { createClientWithTransport, type VerikitClient } from './client/client.j
 import { type ClientOptions, clientOptionsFromEnv } from './client/options.js';
 import { createFetchTransport } from './client/transport-fetch.js';
 import { createUndiciTransport, type UndiciTransportOptions } from './client/transport-undici.js';
+import type { VerifyWebhookInput } from './webhook/api.js';
+import { webhookApi } from './webhook/api.js';
+import type { WebhookHandler, WebhookHandlerOptions } from './webhook/handler.js';
+import { nodeHmac } from './webhook/hmac-node.js';
+import type { VerifiedDelivery, WebhookVerifier, WebhookVerifierOptions } from './webhook/verify.js';
 
 export * from './shared.js';
+export type { VerifyWebhookInput } from './webhook/api.js';
+
+const webhooks = webhookApi(nodeHmac);
 
 /** Client options on Node: an undici dispatcher (a proxy, say) and pool size may be given. */
 export interface NodeClientOptions extends ClientOptions, UndiciTransportOptions {}
@@ -33,3 +41,22 @@ export function clientFromEnv(
 ): VerikitClient {
   return createClient({ ...clientOptionsFromEnv(env), ...overrides });
 }
+
+/**
+ * A Svix webhook verifier (node:crypto); secrets are decoded and checked now, not at the first delivery.
+ * @example
+ * const verifier = createWebhookVerifier({ secrets: process.env.VERIKIT_WEBHOOK_SECRET! });
+ * const { id } = await verifier.verify(req.headers, rawBody);
+ */
+export const createWebhookVerifier: (options: WebhookVerifierOptions) => WebhookVerifier = webhooks.createWebhookVerifier;
+
+/** Verifies one delivery (decoding the secrets on each call; keep a verifier for repeated use). */
+export const verifyWebhook: (input: VerifyWebhookInput) => Promise<VerifiedDelivery> = webhooks.verifyWebhook;
+
+/**
+ * The framework-neutral webhook route: verify, dedupe by svix-id, run `onEvent` once, answer.
+ * @example
+ * const handle = createWebhookHandler({ secret, store: new MemoryIdempotencyStore(), client, onEvent: async (ctx) => save(await ctx.fetchResult()) });
+ * const { status, headers, body } = await handle({ method: 'POST', headers: req.headers, body: rawBody });
+ */
+export const createWebhookHandler: (options: WebhookHandlerOptions) => WebhookHandler = webhooks.createWebhookHandler;

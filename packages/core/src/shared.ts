@@ -47,4 +47,18 @@ export {
 export * from './schemas/kyb.js';
 export * from './schemas/kyc.js';
 export type { OpenEnum } from './schemas/open-enum.js';
+export { MemoryIdempotencyStore, type MemoryIdempotencyStoreOptions } from './store/memory.js';
+export { type ClaimOptions, type ClaimResult, DEFAULT_RETENTION_MS, type IdempotencyStore } from './store/store.js';
 export { VERSION } from './version.js';
+export { type WebhookFailureReason, WebhookVerificationError } from './webhook/errors.js';
+export type {
+  FetchedResult,
+  WebhookContext,
+  WebhookHandler,
+  WebhookHandlerOptions,
+  WebhookRequest,
+  WebhookResponse,
+} from './webhook/handler.js';
+export { defaultIdentify, type EventKind, type EventSubject, type IdentifyEvent } from './webhook/identify.js';
+export type { WebhookBody, WebhookHeaders } from './webhook/input.js';
+export { MAX_SIGNATURES, type VerifiedDelivery, type WebhookVerifier, type WebhookVerifierOptions } from './webhook/verify.js';

@@ -1,0 +1,83 @@
+import { ConfigurationError } from '../errors.js';
+import { type ClaimOptions, type ClaimResult, DEFAULT_RETENTION_MS, type IdempotencyStore } from './store.js';
+
+/** Options of {@link MemoryIdempotencyStore}. */
+export interface MemoryIdempotencyStoreOptions {
+  /** How long a completed id is remembered (default 7 days). */
+  retentionMs?: number;
+  /** Most ids kept; past it, expired entries go first, then the oldest completed ones (default 100 000). */
+  maxEntries?: number;
+  /** Clock in ms (default `Date.now`); for tests. */
+  now?: () => number;
+}
+
+interface Entry {
+  state: 'leased' | 'done';
+  expiresAt: number;
+}
+
+/**
+ * An in-process idempotency store: atomic by construction (one event loop), bounded, with TTLs.
+ * Right for a single server instance and for tests; several instances need a shared store.
+ */
+export class MemoryIdempotencyStore implements IdempotencyStore {
+  private readonly entries = new Map<string, Entry>();
+  private readonly retentionMs: number;
+  private readonly maxEntries: number;
+  private readonly now: () => number;
+
+  constructor(options: MemoryIdempotencyStoreOptions = {}) {
+    this.retentionMs = options.retentionMs ?? DEFAULT_RETENTION_MS;
+    this.maxEntries = options.maxEntries ?? 100_000;
+    this.now = options.now ?? Date.now;
+    if (!(this.retentionMs > 0)) throw new ConfigurationError('retentionMs', 'retentionMs must be positive');
+    if (!(this.maxEntries >= 1) || !Number.isInteger(this.maxEntries))
+      throw new ConfigurationError('maxEntries', 'maxEntries must be a positive integer');
+  }
+
+  /** Number of ids currently remembered (leased or done). */
+  get size(): number {
+    return this.entries.size;
+  }
+
+  async claim(id: string, options: ClaimOptions): Promise<ClaimResult> {
+    const now = this.now();
+    const entry = this.entries.get(id);
+    if (entry !== undefined && entry.expiresAt > now) return entry.state === 'done' ? 'done' : 'in-progress';
+    this.put(id, { state: 'leased', expiresAt: now + options.leaseMs });
+    return 'claimed';
+  }
+
+  async complete(id: string): Promise<void> {
+    this.put(id, { state: 'done', expiresAt: this.now() + this.retentionMs });
+  }
+
+  async release(id: string): Promise<void> {
+    if (this.entries.get(id)?.state === 'leased') this.entries.delete(id);
+  }
+
+  private put(id: string, entry: Entry): void {
+    // Re-inserted so Map order is last-write order: the oldest entries are the cheapest to drop.
+    this.entries.delete(id);
+    this.entries.set(id, entry);
+    if (this.entries.size > this.maxEntries) this.evict();
+  }
+
+  /** Frees down to 90% of the bound, so the scan is paid once per many inserts, not on each. */
+  private evict(): void {
+    const target = Math.floor(this.maxEntries * 0.9);
+    const now = this.now();
+    for (const [id, entry] of this.entries) {
+      if (entry.expiresAt <= now) this.entries.delete(id);
+    }
+    for (const [id, entry] of this.entries) {
+      if (this.entries.size <= target) return;
+      if (entry.state === 'done') this.entries.delete(id);
+    }
+    // Only live leases left over the bound: drop the oldest rather than grow without limit.
+    for (const id of this.entries.keys()) {
+      if (this.entries.size <= target) return;
+      this.entries.delete(id);
+    }
+  }
+}

@@ -1,0 +1,24 @@
+import { createHandlerWith, type WebhookHandler, type WebhookHandlerOptions } from './handler.js';
+import type { HmacEngine } from './hmac.js';
+import type { WebhookBody, WebhookHeaders } from './input.js';
+import { createVerifierWith, type VerifiedDelivery, type WebhookVerifier, type WebhookVerifierOptions } from './verify.js';
+
+/** Input of the one-shot `verifyWebhook`. */
+export interface VerifyWebhookInput extends Omit<WebhookVerifierOptions, 'secrets'> {
+  /** The signing secret(s). */
+  secrets: string | readonly string[];
+  /** The request headers. */
+  headers: WebhookHeaders;
+  /** The raw body, unparsed. */
+  body: WebhookBody;
+}
+
+/** The webhook functions bound to one HMAC engine; each build exports them bound to its own. */
+export function webhookApi<Key>(engine: HmacEngine<Key>) {
+  const createWebhookVerifier = (options: WebhookVerifierOptions): WebhookVerifier => createVerifierWith(options, engine);
+  return {
+    createWebhookVerifier,
+    verifyWebhook: (input: VerifyWebhookInput): Promise<VerifiedDelivery> => createWebhookVerifier(input).verify(input.headers, input.body),
+    createWebhookHandler: (options: WebhookHandlerOptions): WebhookHandler => createHandlerWith(options, createWebhookVerifier),
+  };
+}

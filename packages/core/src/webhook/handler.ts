@@ -1,0 +1,220 @@
+import type { VerikitClient } from '../client/client.js';
+import { ConfigurationError, InvalidArgumentError } from '../errors.js';
+import type { KybCaseDetails } from '../schemas/kyb.js';
+import type { KycResult } from '../schemas/kyc.js';
+import type { IdempotencyStore } from '../store/store.js';
+import { WebhookVerificationError } from './errors.js';
+import { defaultIdentify, type EventSubject, type IdentifyEvent } from './identify.js';
+import { asHashable, bodyText, exceedsBytes, isEmptyBody, type WebhookBody, type WebhookHeaders } from './input.js';
+import type { WebhookVerifier, WebhookVerifierOptions } from './verify.js';
+
+/** The authoritative result behind an event, read by refId (a webhook alone is never a decision). */
+export type FetchedResult = { kind: 'kyb'; refId: string; result: KybCaseDetails } | { kind: 'kyc'; refId: string; result: KycResult };
+
+/** What `onEvent` receives for a verified, first-time delivery. */
+export interface WebhookContext {
+  /** The parsed JSON body. */
+  event: unknown;
+  /** `svix-id`: the idempotency key. */
+  id: string;
+  /** `svix-timestamp`, seconds since the epoch. */
+  timestamp: number;
+  /** What the event is about, when it could be told (see `identify`). */
+  subject: EventSubject | null;
+  /** Reads the authoritative KYB details or KYC result for the subject through the client. */
+  fetchResult(): Promise<FetchedResult>;
+  /** Aborted when the handler's deadline passes (the work may go on; the answer has been sent). */
+  signal: AbortSignal;
+}
+
+/** Options of `createWebhookHandler`. */
+export interface WebhookHandlerOptions {
+  /** The endpoint's signing secret (`whsec_...`). Give this or `secrets`. */
+  secret?: string;
+  /** Several secrets during a rotation; any one may sign. */
+  secrets?: readonly string[];
+  /** Remembers handled ids; `MemoryIdempotencyStore` for one instance, a shared store for several. */
+  store: IdempotencyStore;
+  /** Your work for one event. Throw to have the sender retry; it runs once per id while the store remembers it. */
+  onEvent(ctx: WebhookContext): unknown;
+  /** The API client, for `ctx.fetchResult()`. */
+  client?: VerikitClient;
+  /** Maps an event to `{ kind, refId }` (default: a best-effort reading; the spec shows no event shape). */
+  identify?: IdentifyEvent;
+  /** Largest accepted body in bytes (default 1 MiB, Svix's own maximum). */
+  maxBodyBytes?: number;
+  /** How long `onEvent` may take before the answer is 503 (default 10 s, under Svix's 15 s timeout). */
+  deadlineMs?: number;
+  /** How long a claim holds (default 60 s); must outlast `deadlineMs`. */
+  leaseMs?: number;
+  /** Accepted clock difference in seconds (default 300). */
+  toleranceSeconds?: number;
+  /** Clock in ms, for tests (default `Date.now`). */
+  now?: () => number;
+  /** Told about failures that do not change the answer (a store that failed to record completion). */
+  onError?: (error: unknown, context: { id: string; stage: 'complete' | 'release' | 'late-complete' | 'late-release' }) => void;
+}
+
+/** A request as any framework can give it. */
+export interface WebhookRequest {
+  method: string;
+  headers: WebhookHeaders;
+  body: WebhookBody | null | undefined;
+}
+
+/** The answer for the framework to send. */
+export interface WebhookResponse {
+  status: 204 | 400 | 405 | 409 | 413 | 500 | 503;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** `(request) => response`, the same for every framework. */
+export type WebhookHandler = (request: WebhookRequest) => Promise<WebhookResponse>;
+
+const NO_CONTENT: WebhookResponse = { status: 204, headers: { 'cache-control': 'no-store' }, body: '' };
+
+function reply(
+  status: WebhookResponse['status'],
+  error: string,
+  extra: Record<string, string> = {},
+  headers: Record<string, string> = {},
+): WebhookResponse {
+  return {
+    status,
+    headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers },
+    body: JSON.stringify({ error, ...extra }),
+  };
+}
+
+const TIMED_OUT = Symbol('timed-out');
+const COMPLETE_ATTEMPTS = 6;
+
+/** Builds the handler over a verifier factory (the platform's node:crypto or WebCrypto one). */
+export function createHandlerWith(
+  options: WebhookHandlerOptions,
+  makeVerifier: (o: WebhookVerifierOptions) => WebhookVerifier,
+): WebhookHandler {
+  if (options === null || typeof options !== 'object')
+    throw new ConfigurationError('options', 'createWebhookHandler needs an options object');
+  if (options.secret !== undefined && options.secrets !== undefined)
+    throw new ConfigurationError('secret', 'give secret or secrets, not both');
+  const { store, onEvent } = options;
+  if (store === undefined || typeof store.claim !== 'function')
+    throw new ConfigurationError('store', 'store is required (an IdempotencyStore, e.g. new MemoryIdempotencyStore())');
+  if (typeof onEvent !== 'function') throw new ConfigurationError('onEvent', 'onEvent is required');
+  const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
+  const deadlineMs = options.deadlineMs ?? 10_000;
+  const leaseMs = options.leaseMs ?? Math.max(60_000, deadlineMs * 2);
+  if (!(leaseMs > deadlineMs))
+    throw new ConfigurationError('leaseMs', 'leaseMs must be longer than deadlineMs, or a slow handler could run twice');
+  const verifier = makeVerifier({
+    secrets: options.secrets ?? (options.secret as string),
+    toleranceSeconds: options.toleranceSeconds,
+    now: options.now,
+  });
+  const identify = options.identify ?? defaultIdentify;
+  const retryAfter = { 'retry-after': String(Math.ceil(Math.min(leaseMs, 30_000) / 1000)) };
+  const report = options.onError ?? (() => {});
+
+  const complete = async (id: string, stage: 'complete' | 'late-complete'): Promise<void> => {
+    // The work is done: a transient store failure must not turn into a second run, so insist.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await store.complete(id);
+        return;
+      } catch (error) {
+        if (attempt >= COMPLETE_ATTEMPTS) return report(error, { id, stage });
+        await new Promise((resolve) => setTimeout(resolve, 5 * 2 ** attempt));
+      }
+    }
+  };
+  const release = (id: string, stage: 'release' | 'late-release'): Promise<void> =>
+    Promise.resolve()
+      .then(() => store.release(id))
+      .catch((error: unknown) => report(error, { id, stage }));
+
+  return async (request) => {
+    const body = request?.body;
+    if (!isEmptyBody(body) && exceedsBytes(body as WebhookBody, maxBodyBytes)) return reply(413, 'payload_too_large');
+    if (String(request?.method).toUpperCase() !== 'POST') return reply(405, 'method_not_allowed', {}, { allow: 'POST' });
+    if (isEmptyBody(body)) return reply(400, 'empty_body');
+
+    let delivery: { id: string; timestamp: number };
+    let text: string;
+    try {
+      delivery = await verifier.verify(request.headers, body as WebhookBody);
+      text = bodyText(asHashable(body as WebhookBody));
+    } catch (error) {
+      if (error instanceof WebhookVerificationError) return reply(400, 'invalid_signature', { reason: error.reason });
+      throw error;
+    }
+    let event: unknown;
+    try {
+      event = JSON.parse(text);
+    } catch {
+      return reply(400, 'invalid_json');
+    }
+
+    let claim: Awaited<ReturnType<IdempotencyStore['claim']>>;
+    try {
+      claim = await store.claim(delivery.id, { leaseMs });
+    } catch {
+      return reply(503, 'store_unavailable', {}, retryAfter);
+    }
+    if (claim === 'done') return NO_CONTENT;
+    if (claim === 'in-progress') return reply(409, 'in_progress', {}, retryAfter);
+
+    let subject: EventSubject | null;
+    try {
+      subject = identify(event);
+    } catch {
+      subject = null;
+    }
+    const controller = new AbortController();
+    const ctx: WebhookContext = {
+      event,
+      id: delivery.id,
+      timestamp: delivery.timestamp,
+      subject,
+      signal: controller.signal,
+      fetchResult: () => fetchResult(options.client, subject),
+    };
+    const work = Promise.resolve().then(() => onEvent(ctx));
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const outcome = await Promise.race([
+      work.then(
+        () => 'ok' as const,
+        () => 'failed' as const,
+      ),
+      new Promise<typeof TIMED_OUT>((resolve) => {
+        timer = setTimeout(() => resolve(TIMED_OUT), deadlineMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    if (outcome === 'ok') {
+      await complete(delivery.id, 'complete');
+      return NO_CONTENT;
+    }
+    if (outcome === 'failed') {
+      await release(delivery.id, 'release');
+      return reply(500, 'handler_failed');
+    }
+    // Too slow for the sender: answer now, keep the lease, and record what the work turns out to be.
+    controller.abort(new Error('webhook handler deadline passed'));
+    work.then(
+      () => complete(delivery.id, 'late-complete'),
+      () => release(delivery.id, 'late-release'),
+    );
+    return reply(503, 'handler_timeout', {}, retryAfter);
+  };
+}
+
+async function fetchResult(client: VerikitClient | undefined, subject: EventSubject | null): Promise<FetchedResult> {
+  if (client === undefined) throw new ConfigurationError('client', 'ctx.fetchResult() needs the handler option client');
+  if (subject === null)
+    throw new InvalidArgumentError('could not tell which case or user this event is about; pass identify to the handler');
+  return subject.kind === 'kyb'
+    ? { kind: 'kyb', refId: subject.refId, result: await client.kyb.getCase(subject.refId) }
+    : { kind: 'kyc', refId: subject.refId, result: await client.kyc.getResult(subject.refId) };
+}
