@@ -1,7 +1,9 @@
 // `pnpm bench`: every benchmark in one run. Figures, not pass/fail: the quality bars are read off this output.
 // Flags: --quick (shorter runs), --verbose (print every round).
 import { benchClient } from './client.mjs';
+import { benchVerify } from './verify.mjs';
 
 const quick = process.argv.includes('--quick');
 const verbose = process.argv.includes('--verbose');
+await benchVerify({ verbose, ...(quick ? { durationMs: 300, rounds: 3 } : {}) });
 await benchClient({ verbose, ...(quick ? { durationMs: 400, rounds: 5 } : {}) });

@@ -1,0 +1,110 @@
+import { Webhook } from 'svix';
+import { expect, it } from 'vitest';
+import { createWebhookHandler, type IdempotencyStore, MemoryIdempotencyStore } from '../src/index.node.js';
+import { SECRET } from './helpers/sign.js';
+
+/** A small seeded PRNG (mulberry32), so a failing run can be replayed from its seed. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const DISTINCT = 1000;
+const COPIES = 5;
+// Svix retries at 0, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h; compressed to milliseconds here.
+const SCHEDULE_MS = [0, 10, 30, 60, 120, 250, 500, 1000, 2000];
+
+it(`chaos: ${DISTINCT * COPIES} deliveries of ${DISTINCT} ids, a store failing 10% and onEvent 5% -> each id handled exactly once`, async () => {
+  const seed = Number(process.env.CHAOS_SEED ?? Date.now() % 1_000_000);
+  const random = prng(seed);
+  const inner = new MemoryIdempotencyStore();
+  let storeFailures = 0;
+  const chaos = <T>(call: () => Promise<T>): Promise<T> => {
+    if (random() < 0.1) {
+      storeFailures++;
+      return Promise.reject(new Error('store unavailable'));
+    }
+    return call();
+  };
+  const store: IdempotencyStore = {
+    claim: (id, o) => chaos(() => inner.claim(id, o)),
+    complete: (id) => chaos(() => inner.complete(id)),
+    release: (id) => chaos(() => inner.release(id)),
+  };
+
+  const handled = new Map<string, number>();
+  let handlerFailures = 0;
+  const handle = createWebhookHandler({
+    secret: SECRET,
+    store,
+    deadlineMs: 300,
+    leaseMs: 1000,
+    onEvent: async (ctx) => {
+      await new Promise((resolve) => setTimeout(resolve, Math.floor(random() * 4)));
+      if (random() < 0.05) {
+        handlerFailures++;
+        throw new Error('handler failed');
+      }
+      handled.set(ctx.id, (handled.get(ctx.id) ?? 0) + 1);
+    },
+  });
+
+  const signer = new Webhook(SECRET);
+  const messages = Array.from({ length: DISTINCT }, (_, i) => {
+    const id = `msg_${seed}_${i}`;
+    const body = JSON.stringify({ type: 'kyb.case.status_changed', data: { refId: `biz-${i}`, n: i, note: 'Zoë \u00e9 / \\/' } });
+    const timestamp = Math.floor(Date.now() / 1000);
+    const signature = signer.sign(id, new Date(timestamp * 1000), body);
+    return { id, body, headers: { 'svix-id': id, 'svix-timestamp': String(timestamp), 'svix-signature': signature } };
+  });
+
+  let attempts = 0;
+  let earlyAcks = 0;
+  let givenUp = 0;
+  const statuses = new Map<number, number>();
+  const deliver = async (message: (typeof messages)[number]): Promise<void> => {
+    for (const delay of SCHEDULE_MS) {
+      if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
+      attempts++;
+      const response = await handle({ method: 'POST', headers: message.headers, body: Buffer.from(message.body) });
+      statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
+      if (response.status >= 200 && response.status < 300) {
+        // A 2xx tells the sender to stop: the event must already be handled.
+        if (!handled.has(message.id)) earlyAcks++;
+        return;
+      }
+    }
+    givenUp++;
+  };
+
+  // Every id is sent COPIES times: some copies at the same instant, the rest spread over 300 ms.
+  await Promise.all(
+    messages.flatMap((message) =>
+      Array.from({ length: COPIES }, (_, copy) => {
+        const startIn = copy < 2 ? 0 : Math.floor(random() * 300);
+        return new Promise<void>((resolve) => setTimeout(resolve, startIn)).then(() => deliver(message));
+      }),
+    ),
+  );
+
+  const lost = messages.filter((m) => !handled.has(m.id)).length;
+  const duplicates = [...handled.values()].filter((count) => count > 1).length;
+  console.log(
+    `chaos (seed ${seed}): deliveries=${DISTINCT * COPIES} distinct=${DISTINCT} attempts=${attempts} handled=${handled.size} ` +
+      `duplicates=${duplicates} lost=${lost} 2xx-before-handled=${earlyAcks} given-up=${givenUp} store-failures=${storeFailures} ` +
+      `handler-failures=${handlerFailures} statuses=${JSON.stringify(Object.fromEntries(statuses))}`,
+  );
+  expect(storeFailures).toBeGreaterThan(100);
+  expect(handlerFailures).toBeGreaterThan(10);
+  expect(handled.size).toBe(DISTINCT);
+  expect(duplicates).toBe(0);
+  expect(lost).toBe(0);
+  expect(earlyAcks).toBe(0);
+  expect(givenUp).toBe(0);
+}, 60_000);

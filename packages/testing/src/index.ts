@@ -1,0 +1,1 @@
+export { idempotencyStoreContract, type StoreContractCase, StoreContractError, type StoreContractOptions } from './store-contract.js';

@@ -1,0 +1,69 @@
+import { type IdempotencyStore, MemoryIdempotencyStore } from '@verikit/core';
+import { describe, expect, it } from 'vitest';
+import { idempotencyStoreContract } from '../src/index.js';
+
+describe('MemoryIdempotencyStore keeps the store contract', () => {
+  for (const c of idempotencyStoreContract({ createStore: ({ retentionMs }) => new MemoryIdempotencyStore({ retentionMs }) }))
+    it(c.name, c.run);
+});
+
+describe('the contract catches broken stores', () => {
+  // A store whose claim is not atomic: check-then-set across an await.
+  class RacyStore implements IdempotencyStore {
+    private readonly seen = new Map<string, 'leased' | 'done'>();
+    async claim(id: string): Promise<'claimed' | 'in-progress' | 'done'> {
+      const state = this.seen.get(id);
+      await new Promise((resolve) => setImmediate(resolve));
+      if (state === 'done') return 'done';
+      if (state === 'leased') return 'in-progress';
+      this.seen.set(id, 'leased');
+      return 'claimed';
+    }
+    async complete(id: string) {
+      this.seen.set(id, 'done');
+    }
+    async release(id: string) {
+      this.seen.delete(id);
+    }
+  }
+  // A store whose release forgets completions too.
+  class ForgetfulStore implements IdempotencyStore {
+    private readonly state = new Map<string, 'leased' | 'done'>();
+    async claim(id: string): Promise<'claimed' | 'in-progress' | 'done'> {
+      const current = this.state.get(id);
+      if (current === 'done') return 'done';
+      if (current === 'leased') return 'in-progress';
+      this.state.set(id, 'leased');
+      return 'claimed';
+    }
+    async complete(id: string) {
+      this.state.set(id, 'done');
+    }
+    async release(id: string) {
+      this.state.delete(id);
+    }
+  }
+
+  it.each([
+    ['a non-atomic claim', () => new RacyStore(), 'of 50 concurrent claims exactly one wins'],
+    ['a release that drops completions', () => new ForgetfulStore(), 'release does not undo a completion'],
+  ])('%s fails its case', async (_name, make, caseName) => {
+    const broken = idempotencyStoreContract({ createStore: make }).find((c) => c.name === caseName)!;
+    await expect(broken.run()).rejects.toThrow(/expected/);
+  });
+});
+
+describe('MemoryIdempotencyStore bounds its memory', () => {
+  it('never holds more than maxEntries, dropping expired and oldest completed ids first', async () => {
+    let now = 0;
+    const store = new MemoryIdempotencyStore({ maxEntries: 100, retentionMs: 1000, now: () => now });
+    for (let i = 0; i < 1000; i++) {
+      await store.claim(`id-${i}`, { leaseMs: 10 });
+      await store.complete(`id-${i}`);
+      expect(store.size).toBeLessThanOrEqual(100);
+    }
+    expect(await store.claim('id-999', { leaseMs: 10 })).toBe('done');
+    now = 5000;
+    expect(await store.claim('id-999', { leaseMs: 10 })).toBe('claimed');
+  });
+});
