@@ -26,7 +26,13 @@ export function packageName(pkgDir: string): string {
 /** `typeof` of `symbol` when the package is loaded by `require` and by `import`, from its own folder. */
 export async function loadedFromBothModuleSystems(pkgDir: string, symbol: string): Promise<{ cjs: string; esm: string }> {
   const name = packageName(pkgDir);
-  const cjs = await run(process.execPath, ['-e', `console.log(typeof require(${JSON.stringify(name)})[${JSON.stringify(symbol)}])`], { cwd: pkgDir });
-  const esm = await run(process.execPath, ['--input-type=module', '-e', `const m = await import(${JSON.stringify(name)}); console.log(typeof m[${JSON.stringify(symbol)}])`], { cwd: pkgDir });
+  const cjs = await run(process.execPath, ['-e', `console.log(typeof require(${JSON.stringify(name)})[${JSON.stringify(symbol)}])`], {
+    cwd: pkgDir,
+  });
+  const esm = await run(
+    process.execPath,
+    ['--input-type=module', '-e', `const m = await import(${JSON.stringify(name)}); console.log(typeof m[${JSON.stringify(symbol)}])`],
+    { cwd: pkgDir },
+  );
   return { cjs: cjs.stdout.trim(), esm: esm.stdout.trim() };
 }
