@@ -1,0 +1,64 @@
+#!/usr/bin/env node
+// `verikit-fake`: the fake verification service as a command, for testing from other languages or by hand.
+import { parseArgs } from 'node:util';
+import { createFakeService } from './fake/service.js';
+
+const usage = `Usage: verikit-fake [--port 4010] [--host 127.0.0.1] [--api-key K] [--public-key P] [--webhook-secret whsec_...] [--webhook URL]...
+
+Starts a stateful fake of the verification service and prints its URLs and credentials.`;
+
+let args: ReturnType<typeof parse>;
+function parse() {
+  return parseArgs({
+    options: {
+      port: { type: 'string', default: '4010' },
+      host: { type: 'string', default: '127.0.0.1' },
+      'api-key': { type: 'string' },
+      'public-key': { type: 'string' },
+      'webhook-secret': { type: 'string' },
+      webhook: { type: 'string', multiple: true },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+}
+try {
+  args = parse();
+} catch (error) {
+  console.error(`verikit-fake: ${(error as Error).message}\n\n${usage}`);
+  process.exit(2);
+}
+if (args.values.help) {
+  console.log(usage);
+  process.exit(0);
+}
+const port = Number(args.values.port);
+if (!Number.isInteger(port) || port < 0 || port > 65_535) {
+  console.error(`verikit-fake: --port must be a port number, not ${JSON.stringify(args.values.port)}`);
+  process.exit(2);
+}
+
+try {
+  const fake = await createFakeService({
+    port,
+    host: args.values.host,
+    organization: { apiKey: args.values['api-key'], publicKey: args.values['public-key'], webhookSecret: args.values['webhook-secret'] },
+    webhooks: { endpoints: args.values.webhook ?? [] },
+  });
+  console.log(`verikit fake service running
+  VERIKIT_BASE_URL=${fake.baseUrl}
+  VERIKIT_WEB_URL=${fake.webUrl}
+  VERIKIT_API_KEY=${fake.credentials.apiKey}
+  VERIKIT_PUBLIC_KEY=${fake.credentials.publicKey}
+  VERIKIT_WEBHOOK_SECRET=${fake.credentials.webhookSecret}
+  VERIKIT_ENVIRONMENT=sandbox
+Webhook endpoints: ${(args.values.webhook ?? []).join(', ') || 'none (pass --webhook URL)'}
+Press Ctrl+C to stop.`);
+  const stop = () => {
+    fake.close().then(() => process.exit(0));
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+} catch (error) {
+  console.error(`verikit-fake: could not start: ${(error as Error).message}`);
+  process.exit(1);
+}

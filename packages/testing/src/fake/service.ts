@@ -1,0 +1,390 @@
+import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { buildVerificationLink, type KybCaseDetails, type KybStatus, type KycResult } from '@verikit/core';
+import { webhookEventFixture } from '../fixtures.js';
+import { type FakeRoute, FaultInjector } from './faults.js';
+import { hostedError, hostedPage } from './hosted-page.js';
+import { signJwt, verifyJwt } from './jwt.js';
+import { type FakeCredentials, type FakeFlow, type FakeKycStatuses, type FakeOrganization, type FakeOrganizationOptions, FakeState, type StatusChange } from './state.js';
+import { type DeliveryAttempt, WebhookDispatcher, type WebhookDeliveryOptions, type WebhookMessage } from './webhooks.js';
+
+/** Options of {@link createFakeService}. */
+export interface FakeServiceOptions {
+  /** Port on 127.0.0.1 (default 0: any free port). */
+  port?: number;
+  /** Interface to listen on (default 127.0.0.1). */
+  host?: string;
+  /** Credentials of the first organization (generated unless given). */
+  organization?: FakeOrganizationOptions;
+  /** The environment the hosted page accepts (default `Sandbox`). */
+  environment?: 'Sandbox' | 'Production';
+  /** KYC status strings (the spec lists none; defaults PENDING, APPROVED, REJECTED, IN_REVIEW). */
+  kycStatuses?: Partial<FakeKycStatuses>;
+  /** Webhook endpoints of the first organization and the retry schedule. */
+  webhooks?: WebhookDeliveryOptions & { endpoints?: readonly string[] };
+  /** Lifetime of signed document URLs in seconds (default 300; the spec does not give one). */
+  signedUrlTtlSeconds?: number;
+  /** Builds the webhook payload of a status change (default {@link webhookEventFixture}'s shape). */
+  event?: (change: Omit<StatusChange, 'org'>) => unknown;
+}
+
+/** A running fake of the verification service. */
+export interface FakeService {
+  /** The API base URL ({base_url}). */
+  baseUrl: string;
+  /** The hosted page address ({web_url}). */
+  webUrl: string;
+  /** The first organization's credentials. */
+  credentials: FakeCredentials;
+  /** The environment name the hosted page accepts. */
+  environment: 'Sandbox' | 'Production';
+  /** Adds an organization (its cases are invisible to the others). */
+  addOrganization(options?: FakeOrganizationOptions): FakeOrganization;
+  /** The flows `GET /kyb/flows` lists (mutable). */
+  flows: FakeFlow[];
+  /** Drive KYB cases as the service and its reviewers would. */
+  kyb: {
+    get(refId: string, options?: { apiKey?: string }): KybCaseDetails;
+    setStatus(refId: string, status: KybStatus, options?: { apiKey?: string }): KybCaseDetails;
+    submit(refId: string, input?: { businessName?: string }, options?: { apiKey?: string }): KybCaseDetails;
+    reopen(refId: string, stepIds: string[], reason?: string, options?: { apiKey?: string }): KybCaseDetails;
+  };
+  /** Drive KYC sessions. */
+  kyc: {
+    get(refId: string, options?: { apiKey?: string }): KycResult;
+    setStatus(refId: string, status: string, options?: { apiKey?: string }): KycResult;
+  };
+  /** Webhook endpoints, deliveries and secret rotation. */
+  webhooks: {
+    addEndpoint(url: string, options?: { apiKey?: string }): void;
+    removeEndpoint(url: string): void;
+    readonly attempts: readonly DeliveryAttempt[];
+    readonly messages: readonly WebhookMessage[];
+    settle(timeoutMs?: number): Promise<void>;
+    rotateSecret(options?: { apiKey?: string }): string;
+    endRotation(options?: { apiKey?: string }): void;
+  };
+  /** Per-route fault injection. */
+  faults: Pick<FaultInjector, 'inject' | 'clear'>;
+  /** Builds the hosted link for a token, as an integrator would. */
+  link(token: string): string;
+  close(): Promise<void>;
+}
+
+const KYB_TOKEN_SECONDS = 24 * 60 * 60;
+const KYC_TOKEN_SECONDS = 30 * 60;
+const MAX_BODY = 1024 * 1024;
+
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const sendJson = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), ...headers });
+  res.end(text);
+};
+const sendHtml = (res: ServerResponse, status: number, html: string) => {
+  res.writeHead(status, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' });
+  res.end(html);
+};
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY) {
+        reject(new HttpError(413, 'Payload too large'));
+        req.destroy();
+      } else chunks.push(chunk);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function parseJsonObject(text: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new HttpError(400, 'Body must be JSON');
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new HttpError(400, 'Body must be a JSON object');
+  return value as Record<string, unknown>;
+}
+
+function checkFields(body: Record<string, unknown>, required: string[], optional: string[]): void {
+  for (const field of Object.keys(body)) {
+    if (!required.includes(field) && !optional.includes(field)) throw new HttpError(400, `Field "${field}" is not accepted`);
+  }
+  for (const field of [...required, ...optional]) {
+    const value = body[field];
+    if (value === undefined && !required.includes(field)) continue;
+    if (typeof value !== 'string' || value.length === 0) throw new HttpError(400, `Field "${field}" must be a non-empty string`);
+  }
+}
+
+/**
+ * Starts a stateful fake of the whole verification service on 127.0.0.1: the KYB and KYC
+ * endpoints, signed document downloads, the hosted page, Svix-signed webhooks and faults.
+ * @example
+ * const fake = await createFakeService({ webhooks: { endpoints: [`${app}/webhook`], retryScale: 0.001 } });
+ * const client = createClient({ apiKey: fake.credentials.apiKey, baseUrl: fake.baseUrl });
+ */
+export async function createFakeService(options: FakeServiceOptions = {}): Promise<FakeService> {
+  const environment = options.environment ?? 'Sandbox';
+  const kycStatuses: FakeKycStatuses = { initial: 'PENDING', approved: 'APPROVED', rejected: 'REJECTED', review: 'IN_REVIEW', ...options.kycStatuses };
+  const signedUrlTtl = options.signedUrlTtlSeconds ?? 300;
+  const buildEvent = options.event ?? webhookEventFixture;
+  const jwtKey = randomBytes(32);
+  const storageKey = randomBytes(32);
+  const dispatcher = new WebhookDispatcher(options.webhooks);
+  const faults = new FaultInjector();
+  const state = new FakeState(kycStatuses, ({ org, ...change }) => dispatcher.publish(org, buildEvent(change)));
+  const addOrganization = (o?: FakeOrganizationOptions) => {
+    const org = state.addOrganization(o);
+    dispatcher.setSecret(org.id, org.webhookSecret);
+    return org;
+  };
+  const first = addOrganization(options.organization);
+  const orgOf = (control?: { apiKey?: string }) => {
+    if (control?.apiKey === undefined) return first.id;
+    const org = state.byApiKey(control.apiKey);
+    if (!org) throw new Error('fake service: no organization has that API key');
+    return org.id;
+  };
+  for (const url of options.webhooks?.endpoints ?? []) dispatcher.addEndpoint(first.id, url);
+
+  const now = () => Math.floor(Date.now() / 1000);
+  const issueToken = (org: string, kind: 'kyb' | 'kyc', refId: string) =>
+    signJwt({ sub: refId, org, kind, iat: now(), exp: now() + (kind === 'kyb' ? KYB_TOKEN_SECONDS : KYC_TOKEN_SECONDS), jti: randomUUID() }, jwtKey);
+  const storageSignature = (docId: string, expires: string) => createHmac('sha256', storageKey).update(`${docId}.${expires}`).digest('base64url');
+  let origin = '';
+
+  const authenticate = (req: IncomingMessage, kyc: boolean): FakeOrganization => {
+    const apiKey = req.headers['x-api-key'];
+    const value = typeof apiKey === 'string' ? apiKey : undefined;
+    const org = state.byApiKey(value);
+    if (kyc && state.isPublicKey(value)) throw new HttpError(403, 'The public key cannot be used from a server');
+    if (!org) throw new HttpError(401, 'Unauthorized');
+    if (kyc && !org.kycEnabled) throw new HttpError(403, 'KYC is not enabled for this organization');
+    return org;
+  };
+
+  /** Applies the armed faults; true when one of them answered (or dropped) the request. */
+  const applyFaults = async (route: FakeRoute, res: ServerResponse, req: IncomingMessage): Promise<boolean> => {
+    for (const fault of faults.take(route)) {
+      if (fault.kind === 'latency') await new Promise((resolve) => setTimeout(resolve, fault.ms));
+      else if (fault.kind === 'reset') {
+        req.socket.destroy();
+        return true;
+      } else if (fault.kind === 'status') {
+        sendJson(res, fault.status, fault.body ?? { statusCode: fault.status, message: 'Injected fault' }, fault.retryAfter ? { 'retry-after': fault.retryAfter } : {});
+        return true;
+      } else if (fault.kind === 'malformed-json') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('{"id": "broken", "steps": [');
+        return true;
+      } else {
+        sendJson(res, 200, { unexpected: true, status: 42 });
+        return true;
+      }
+    }
+    return false;
+  };
+
+  const segments = (rawPath: string) => rawPath.split('/').slice(1);
+  const decode = (segment: string) => {
+    try {
+      return decodeURIComponent(segment);
+    } catch {
+      throw new HttpError(400, 'Malformed path');
+    }
+  };
+
+  async function api(req: IncomingMessage, res: ServerResponse, url: URL, rawPath: string): Promise<void> {
+    const method = req.method ?? 'GET';
+    const parts = segments(rawPath);
+    const route = (name: FakeRoute) => applyFaults(name, res, req);
+
+    if (method === 'POST' && rawPath === '/kyb/case') {
+      if (await route('kyb.createCase')) return;
+      const org = authenticate(req, false);
+      const body = parseJsonObject(await readBody(req));
+      checkFields(body, ['refId'], ['flow', 'country', 'country_state']);
+      const flow = state.flowFor(body.flow as string | undefined);
+      if (!flow) throw new HttpError(404, 'Flow not found');
+      const details = state.createCase(org.id, { refId: body.refId as string, flow, country: body.country as string | undefined, countryState: body.country_state as string | undefined });
+      return sendJson(res, 200, { kybCase: { _id: details.id, refId: details.refId, status: details.status, flow: details.flow.id }, token: issueToken(org.id, 'kyb', details.refId) });
+    }
+    if (method === 'GET' && parts.length === 4 && parts[0] === 'kyb' && parts[1] === 'case' && parts[3] === 'details') {
+      if (await route('kyb.getCase')) return;
+      const org = authenticate(req, false);
+      const details = state.getCase(org.id, decode(parts[2]!));
+      if (!details) throw new HttpError(404, 'Case not found');
+      return sendJson(res, 200, details);
+    }
+    if (method === 'GET' && parts.length === 4 && parts[0] === 'kyb' && parts[1] === 'documents' && parts[3] === 'url') {
+      if (await route('kyb.documentUrl')) return;
+      const org = authenticate(req, false);
+      const doc = state.document(org.id, decode(parts[2]!));
+      if (!doc) throw new HttpError(404, 'Document not found');
+      const expires = String(now() + signedUrlTtl);
+      return sendJson(res, 200, { url: `${origin}/storage/${encodeURIComponent(doc.file.id)}?expires=${expires}&signature=${storageSignature(doc.file.id, expires)}`, expiresIn: signedUrlTtl });
+    }
+    if (method === 'GET' && (rawPath === '/kyb/flows' || rawPath === '/kyb/flows/default')) {
+      const isDefault = rawPath.endsWith('/default');
+      if (await route(isDefault ? 'kyb.defaultFlows' : 'kyb.flows')) return;
+      authenticate(req, false);
+      const flows = isDefault ? state.flows.filter((f) => f.default) : state.flows;
+      return sendJson(res, 200, flows.map(({ id, title, country }) => ({ id, title, country })));
+    }
+    if (method === 'POST' && rawPath === '/v2/sessions') {
+      if (await route('kyc.createSession')) return;
+      const org = authenticate(req, true);
+      const body = parseJsonObject(await readBody(req));
+      checkFields(body, ['refId'], ['flowId']);
+      const session = state.createSession(org.id, body.refId as string, body.flowId as string | undefined);
+      return sendJson(res, 200, { success: true, token: issueToken(org.id, 'kyc', session.refId) });
+    }
+    if (method === 'GET' && parts.length === 3 && parts[0] === 'v2' && parts[1] === 'users') {
+      if (await route('kyc.getResult')) return;
+      const org = authenticate(req, true);
+      const session = state.getSession(org.id, decode(parts[2]!));
+      if (!session) throw new HttpError(404, 'User not found');
+      return sendJson(res, 200, session.result);
+    }
+    if (method === 'GET' && parts.length === 2 && parts[0] === 'storage') {
+      if (await route('storage.download')) return;
+      const id = decode(parts[1]!);
+      const expires = url.searchParams.get('expires') ?? '';
+      const given = Buffer.from(url.searchParams.get('signature') ?? '');
+      const expected = Buffer.from(storageSignature(id, expires));
+      const valid = given.length === expected.length && timingSafeEqual(given, expected) && Number(expires) > now();
+      const doc = state.documentById(id);
+      if (!valid || !doc) return sendJson(res, 403, { statusCode: 403, message: 'Signed URL invalid or expired' });
+      res.writeHead(200, {
+        'content-type': doc.file.mimeType,
+        'content-length': doc.content.length,
+        'content-disposition': `attachment; filename="${doc.file.originalName.replace(/"/g, '')}"`,
+      });
+      res.end(doc.content);
+      return;
+    }
+    throw new HttpError(404, 'Not found');
+  }
+
+  async function hosted(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+    const isPost = req.method === 'POST' && url.pathname === '/hosted/decision';
+    const params = isPost ? new URLSearchParams(await readBody(req)) : url.searchParams;
+    const token = params.get('authToken') ?? '';
+    const claims = verifyJwt(token, jwtKey, now());
+    if (!claims) return sendHtml(res, 401, hostedError('The verification token is missing, invalid or expired.'));
+    const org = state.organizations.find((o) => o.id === claims.org);
+    if (!org || params.get('publicKey') !== org.publicKey) return sendHtml(res, 403, hostedError('The public key does not match this verification.'));
+    if (params.get('environment') !== environment) return sendHtml(res, 403, hostedError(`This link is for another environment (expected ${environment}).`));
+    const finalKyb = (s: string) => s === 'COMPLETED' || s === 'REJECTED';
+    if (isPost) {
+      const decision = params.get('decision');
+      if (decision !== 'approve' && decision !== 'reject' && decision !== 'review') return sendHtml(res, 400, hostedError('Unknown decision.'));
+      if (claims.kind === 'kyb') {
+        const current = state.findCase(claims.sub, org.id).details.status;
+        if (!finalKyb(current)) {
+          state.submitCase(claims.sub, { businessName: params.get('businessName') || undefined }, org.id);
+          state.setCaseStatus(claims.sub, decision === 'approve' ? 'COMPLETED' : decision === 'reject' ? 'REJECTED' : 'IN_REVIEW', org.id);
+        }
+      } else {
+        state.setSessionStatus(claims.sub, decision === 'approve' ? kycStatuses.approved : decision === 'reject' ? kycStatuses.rejected : kycStatuses.review, org.id);
+      }
+      // Back to the page (303: the browser follows with GET), which now shows the outcome.
+      res.writeHead(303, { location: `/hosted/?${new URLSearchParams({ authToken: token, publicKey: org.publicKey, environment })}`, 'cache-control': 'no-store' });
+      res.end();
+      return;
+    }
+    let status: string;
+    if (claims.kind === 'kyb') {
+      const details = state.findCase(claims.sub, org.id).details;
+      // Opening the portal starts the case, as the business starting the flow would.
+      status = details.status === 'NOT_STARTED' ? state.setCaseStatus(claims.sub, 'IN_PROGRESS', org.id).status : details.status;
+    } else {
+      const session = state.getSession(org.id, claims.sub);
+      if (!session) return sendHtml(res, 404, hostedError('No such session.'));
+      status = session.result.status;
+    }
+    const done = claims.kind === 'kyb' ? finalKyb(status) || status === 'IN_REVIEW' : status !== kycStatuses.initial;
+    sendHtml(res, 200, hostedPage({ kind: claims.kind, refId: claims.sub, status, token, publicKey: org.publicKey, environment, actionPath: '/hosted/decision', done }));
+  }
+
+  const sockets = new Set<Socket>();
+  const server = createServer((req, res) => {
+    const rawPath = (req.url ?? '/').split('?')[0] ?? '/';
+    const url = new URL(req.url ?? '/', 'http://fake.invalid');
+    const work = rawPath === '/hosted' || rawPath.startsWith('/hosted/') ? hosted(req, res, url) : api(req, res, url, rawPath);
+    work.catch((error: unknown) => {
+      if (res.headersSent || res.destroyed) return;
+      if (error instanceof HttpError) sendJson(res, error.status, { statusCode: error.status, message: error.message });
+      else sendJson(res, 500, { statusCode: 500, message: error instanceof Error ? error.message : 'Internal error' });
+    });
+  });
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  origin = `http://${host}:${address.port}`;
+  const webUrl = `${origin}/hosted`;
+
+  return {
+    baseUrl: origin,
+    webUrl,
+    credentials: { apiKey: first.apiKey, publicKey: first.publicKey, webhookSecret: first.webhookSecret },
+    environment,
+    addOrganization,
+    flows: state.flows,
+    kyb: {
+      get: (refId, o) => state.findCase(refId, orgOf(o)).details,
+      setStatus: (refId, status, o) => state.setCaseStatus(refId, status, orgOf(o)),
+      submit: (refId, input, o) => state.submitCase(refId, input, orgOf(o)),
+      reopen: (refId, stepIds, reason, o) => state.reopenCase(refId, stepIds, reason, orgOf(o)),
+    },
+    kyc: {
+      get: (refId, o) => {
+        const session = state.getSession(orgOf(o), refId);
+        if (!session) throw new Error(`fake service: no KYC session with refId ${JSON.stringify(refId)}`);
+        return session.result;
+      },
+      setStatus: (refId, status, o) => state.setSessionStatus(refId, status, orgOf(o)),
+    },
+    webhooks: {
+      addEndpoint: (url, o) => dispatcher.addEndpoint(orgOf(o), url),
+      removeEndpoint: (url) => dispatcher.removeEndpoint(url),
+      attempts: dispatcher.attempts,
+      messages: dispatcher.messages,
+      settle: (timeoutMs) => dispatcher.settle(timeoutMs),
+      rotateSecret: (o) => dispatcher.rotate(orgOf(o)),
+      endRotation: (o) => dispatcher.endRotation(orgOf(o)),
+    },
+    faults,
+    link: (token) => buildVerificationLink({ webUrl, token, publicKey: first.publicKey, environment }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        dispatcher.close();
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}

@@ -1,0 +1,348 @@
+import {
+  AuthenticationError,
+  BadRequestError,
+  ConnectionError,
+  collectDocumentFiles,
+  createClient,
+  createWebhookVerifier,
+  type KybDocumentStep,
+  NotFoundError,
+  RateLimitError,
+  readTokenExpiry,
+  ServerError,
+  UnexpectedResponseError,
+  type VerikitClient,
+} from '@verikit/core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createFakeService, type FakeService } from '../src/index.js';
+import { startReceiver } from './helpers.js';
+
+let fake: FakeService;
+let client: VerikitClient;
+const fastRetries = { retrySchedule: [0, 20, 40, 80, 160] };
+
+beforeAll(async () => {
+  fake = await createFakeService({ webhooks: fastRetries });
+  client = createClient({
+    apiKey: fake.credentials.apiKey,
+    baseUrl: fake.baseUrl,
+    webUrl: fake.webUrl,
+    publicKey: fake.credentials.publicKey,
+    maxRetries: 0,
+    kycStatuses: { approved: ['APPROVED'], rejected: ['REJECTED'] },
+  });
+});
+afterEach(() => fake.faults.clear());
+afterAll(async () => {
+  await client.close();
+  await fake.close();
+});
+
+const rawPost = (path: string, body: unknown, apiKey = fake.credentials.apiKey) =>
+  fetch(`${fake.baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': apiKey }, body: JSON.stringify(body) });
+
+/** Opens a hosted link and presses a button, as a person would, over plain HTTP. */
+async function decide(link: string, decision: 'approve' | 'reject' | 'review', businessName?: string): Promise<string> {
+  const page = await fetch(link);
+  expect(page.status).toBe(200);
+  const html = await page.text();
+  expect(html).toContain(`data-decision="${decision}"`);
+  const url = new URL(link);
+  const form = new URLSearchParams({ authToken: url.searchParams.get('authToken')!, publicKey: url.searchParams.get('publicKey')!, environment: url.searchParams.get('environment')!, decision });
+  if (businessName) form.set('businessName', businessName);
+  const posted = await fetch(`${fake.webUrl}/decision`, { method: 'POST', body: form, redirect: 'manual' });
+  expect(posted.status).toBe(303);
+  const after = await fetch(new URL(posted.headers.get('location')!, fake.baseUrl));
+  return after.text();
+}
+
+describe('the core client against the fake: every endpoint', () => {
+  it('KYB lifecycle: create case, link, portal approval, signed webhook, details read', async () => {
+    const receiver = await startReceiver({ secret: fake.credentials.webhookSecret, client });
+    fake.webhooks.addEndpoint(receiver.url);
+    try {
+      const created = await client.kyb.createCase({ refId: 'acme-1', country: 'GB', countryState: 'LND' });
+      expect(created.kybCase).toMatchObject({ refId: 'acme-1', status: 'NOT_STARTED', flow: 'flow_kyb_standard' });
+      const hoursValid = ((readTokenExpiry(created.token)?.getTime() ?? 0) - Date.now()) / 3_600_000;
+      expect(hoursValid).toBeGreaterThan(23.9);
+      expect(hoursValid).toBeLessThanOrEqual(24);
+      const link = client.verificationLink(created.token);
+      const finalPage = await decide(link.url, 'approve', 'Acme Trading Ltd');
+      expect(finalPage).toContain('COMPLETED');
+      await fake.webhooks.settle();
+      // NOT_STARTED -> IN_PROGRESS (portal opened) -> COMPLETED, each a verified, handled delivery.
+      expect(receiver.events.map((e) => (e.event as { data: { status: string } }).data.status)).toEqual(['IN_PROGRESS', 'COMPLETED']);
+      const fetched = await receiver.events[1]!.fetchResult();
+      expect(fetched.kind).toBe('kyb');
+      const details = await client.kyb.getCase('acme-1');
+      expect(details).toMatchObject({ refId: 'acme-1', status: 'COMPLETED', businessName: 'Acme Trading Ltd', flow: { country: 'GB' } });
+      expect(details.steps.map((s) => s.type)).toEqual(['form', 'address', 'document', 'ubo', 'relatedBusinesses']);
+      expect(details.amlScreening.primary[0]?.businessRole).toBe('primary');
+      expect(details.websiteAnalysis?.domain).toBe('acme.test');
+      const files = collectDocumentFiles(details.steps.find((s) => s.type === 'document') as KybDocumentStep);
+      expect(files).toHaveLength(2);
+      const download = await client.kyb.downloadDocument(files[0]!);
+      expect(download.contentType).toBe('application/pdf');
+      expect(await new Response(download.body).text()).toContain('certificate-of-incorporation.pdf');
+    } finally {
+      fake.webhooks.removeEndpoint(receiver.url);
+      await receiver.close();
+    }
+  });
+
+  it('KYC lifecycle: session, link, result (approve and reject)', async () => {
+    for (const [refId, decision, expected] of [
+      ['person-1', 'approve', 'approved'],
+      ['person-2', 'reject', 'rejected'],
+    ] as const) {
+      const session = await client.kyc.createSession({ refId });
+      expect(session.success).toBe(true);
+      const minutesValid = ((readTokenExpiry(session.token)?.getTime() ?? 0) - Date.now()) / 60_000;
+      expect(minutesValid).toBeGreaterThan(29.9);
+      expect(client.kyc.classify((await client.kyc.getResult(refId)).status)).toBe('pending');
+      await decide(client.verificationLink(session.token).url, decision);
+      expect(client.kyc.classify((await client.kyc.getResult(refId)).status)).toBe(expected);
+    }
+  });
+
+  it('flows and default flows', async () => {
+    expect(await client.kyb.listFlows()).toEqual([
+      { id: 'flow_kyb_standard', title: 'Standard KYB', country: 'GB' },
+      { id: 'flow_kyb_us', title: 'US KYB', country: 'US' },
+    ]);
+    expect(await client.kyb.defaultFlows()).toEqual([{ id: 'flow_kyb_standard', title: 'Standard KYB', country: 'GB' }]);
+  });
+
+  it('a flow the organization does not have -> 404', async () => {
+    await expect(client.kyb.createCase({ refId: 'x', flow: 'flow_nope' })).rejects.toBeInstanceOf(NotFoundError);
+  });
+
+  it('unknown refIds -> 404 on KYB details and KYC results', async () => {
+    await expect(client.kyb.getCase('nobody')).rejects.toBeInstanceOf(NotFoundError);
+    await expect(client.kyc.getResult('nobody')).rejects.toBeInstanceOf(NotFoundError);
+  });
+
+  it('refIds with /, ?, #, spaces and unicode round-trip', async () => {
+    const refId = 'a/b?c#d e-Zoë-商店';
+    await client.kyb.createCase({ refId });
+    expect((await client.kyb.getCase(refId)).refId).toBe(refId);
+  });
+
+  it('a wrong API key -> 401 on KYB and KYC; the public key as API key -> 403 on KYC', async () => {
+    const wrong = createClient({ apiKey: 'sk_wrong', baseUrl: fake.baseUrl, maxRetries: 0 });
+    await expect(wrong.kyb.getCase('acme-1')).rejects.toMatchObject({ status: 401 });
+    await expect(wrong.kyc.getResult('person-1')).rejects.toMatchObject({ status: 401 });
+    const publicAsKey = createClient({ apiKey: fake.credentials.publicKey, baseUrl: fake.baseUrl, maxRetries: 0 });
+    await expect(publicAsKey.kyc.createSession({ refId: 'p' })).rejects.toMatchObject({ status: 403 });
+    await Promise.all([wrong.close(), publicAsKey.close()]);
+    const missing = await fetch(`${fake.baseUrl}/kyb/flows`);
+    expect(missing.status).toBe(401);
+  });
+
+  it('an organization without KYC -> 403 on KYC calls', async () => {
+    const org = fake.addOrganization({ kycEnabled: false });
+    const other = createClient({ apiKey: org.apiKey, baseUrl: fake.baseUrl, maxRetries: 0 });
+    const error = await other.kyc.createSession({ refId: 'p' }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AuthenticationError);
+    expect((error as AuthenticationError).status).toBe(403);
+    await other.close();
+  });
+
+  it('cases are scoped to the API key organization', async () => {
+    const org = fake.addOrganization();
+    const other = createClient({ apiKey: org.apiKey, baseUrl: fake.baseUrl, maxRetries: 0 });
+    await client.kyb.createCase({ refId: 'scoped-1' });
+    await expect(other.kyb.getCase('scoped-1')).rejects.toBeInstanceOf(NotFoundError);
+    await other.kyb.createCase({ refId: 'scoped-1' });
+    expect((await other.kyb.getCase('scoped-1')).id).not.toBe((await client.kyb.getCase('scoped-1')).id);
+    const doc = collectDocumentFiles(fake.kyb.submit('scoped-1').steps[2] as KybDocumentStep)[0]!;
+    await expect(other.kyb.getDocumentUrl(doc)).rejects.toBeInstanceOf(NotFoundError);
+    await other.close();
+  });
+
+  it('bodies the spec does not accept -> 400 (a business name, prefilled data, a bad type)', async () => {
+    for (const body of [{ refId: 'b', businessName: 'Acme' }, { refId: 'b', formData: {} }, { refId: 42 }, {}, []]) {
+      expect((await rawPost('/kyb/case', body)).status).toBe(400);
+    }
+    expect((await rawPost('/v2/sessions', { refId: 'p', name: 'Jane' })).status).toBe(400);
+    const notJson = await fetch(`${fake.baseUrl}/kyb/case`, { method: 'POST', headers: { 'x-api-key': fake.credentials.apiKey }, body: '{oops' });
+    expect(notJson.status).toBe(400);
+  });
+
+  it('signed document URLs expire and are then refused', async () => {
+    const short = await createFakeService({ signedUrlTtlSeconds: 1 });
+    try {
+      const c = createClient({ apiKey: short.credentials.apiKey, baseUrl: short.baseUrl, maxRetries: 0 });
+      await c.kyb.createCase({ refId: 'docs' });
+      const file = collectDocumentFiles(short.kyb.submit('docs').steps[2] as KybDocumentStep)[0]!;
+      const signed = await c.kyb.getDocumentUrl(file);
+      expect(signed.expiresIn).toBe(1);
+      expect((await fetch(signed.url)).status).toBe(200);
+      await new Promise((resolve) => setTimeout(resolve, 2100));
+      expect((await fetch(signed.url)).status).toBe(403);
+      const tampered = new URL(signed.url);
+      tampered.searchParams.set('expires', String(Number(tampered.searchParams.get('expires')) + 3600));
+      expect((await fetch(tampered)).status).toBe(403);
+      // The client replaces a refused URL by itself.
+      const download = await c.kyb.downloadDocument(file);
+      expect((await new Response(download.body).arrayBuffer()).byteLength).toBe(file.size);
+      await c.close();
+    } finally {
+      await short.close();
+    }
+  });
+
+  it('reopening steps records history, moves the case back to IN_PROGRESS and notifies', async () => {
+    await client.kyb.createCase({ refId: 'reopen-1' });
+    fake.kyb.submit('reopen-1');
+    fake.kyb.setStatus('reopen-1', 'COMPLETED');
+    fake.kyb.reopen('reopen-1', ['step_company'], 'Wrong registration number');
+    const details = await client.kyb.getCase('reopen-1');
+    expect(details.status).toBe('IN_PROGRESS');
+    expect(details.reopenHistory).toEqual([{ stepIds: ['step_company'], reason: 'Wrong registration number', reopenedAt: expect.any(String) }]);
+  });
+});
+
+describe('webhook delivery', () => {
+  it('deliveries are Svix-signed: core verifies them; retried until a 2xx, attempts recorded', async () => {
+    const receiver = await startReceiver({ secret: fake.credentials.webhookSecret, failFirst: 2 });
+    fake.webhooks.addEndpoint(receiver.url);
+    try {
+      await client.kyb.createCase({ refId: 'hooks-1' });
+      fake.kyb.setStatus('hooks-1', 'IN_REVIEW');
+      await fake.webhooks.settle();
+      const attempts = fake.webhooks.attempts.filter((a) => a.endpoint === receiver.url);
+      expect(attempts.map((a) => a.status)).toEqual([500, 500, 204]);
+      expect(new Set(attempts.map((a) => a.messageId)).size).toBe(1);
+      expect(receiver.events).toHaveLength(1);
+      const verifier = createWebhookVerifier({ secrets: fake.credentials.webhookSecret });
+      for (const { headers, body } of receiver.raw) await expect(verifier.verify(headers, body)).resolves.toMatchObject({ id: attempts[0]!.messageId });
+      expect(receiver.events[0]!.event).toMatchObject({ type: 'kyb.case.status_changed', data: { refId: 'hooks-1', status: 'IN_REVIEW', previousStatus: 'NOT_STARTED' } });
+    } finally {
+      fake.webhooks.removeEndpoint(receiver.url);
+      await receiver.close();
+    }
+  });
+
+  it('a delivery that never succeeds is given up after the schedule', async () => {
+    const receiver = await startReceiver({ secret: fake.credentials.webhookSecret, failFirst: 100 });
+    fake.webhooks.addEndpoint(receiver.url);
+    try {
+      await client.kyb.createCase({ refId: 'hooks-2' });
+      fake.kyb.setStatus('hooks-2', 'IN_REVIEW');
+      await fake.webhooks.settle();
+      expect(fake.webhooks.attempts.filter((a) => a.endpoint === receiver.url)).toHaveLength(fastRetries.retrySchedule.length);
+      expect(fake.webhooks.messages.find((m) => m.endpoint === receiver.url)?.state).toBe('failed');
+    } finally {
+      fake.webhooks.removeEndpoint(receiver.url);
+      await receiver.close();
+    }
+  });
+
+  it('during a secret rotation both the old and the new secret verify; after it, only the new', async () => {
+    const oldSecret = fake.credentials.webhookSecret;
+    const newSecret = fake.webhooks.rotateSecret();
+    const oldReceiver = await startReceiver({ secret: oldSecret });
+    const newReceiver = await startReceiver({ secret: newSecret });
+    fake.webhooks.addEndpoint(oldReceiver.url);
+    fake.webhooks.addEndpoint(newReceiver.url);
+    try {
+      await client.kyb.createCase({ refId: 'rotate-1' });
+      fake.kyb.setStatus('rotate-1', 'IN_PROGRESS');
+      await fake.webhooks.settle();
+      expect(oldReceiver.raw[0]!.headers['svix-signature']).toMatch(/^v1,\S+ v1,\S+$/);
+      expect([oldReceiver.events.length, newReceiver.events.length]).toEqual([1, 1]);
+      fake.webhooks.endRotation();
+      fake.kyb.setStatus('rotate-1', 'IN_REVIEW');
+      await fake.webhooks.settle();
+      expect(newReceiver.events).toHaveLength(2);
+      expect(oldReceiver.events).toHaveLength(1);
+    } finally {
+      fake.webhooks.removeEndpoint(oldReceiver.url);
+      fake.webhooks.removeEndpoint(newReceiver.url);
+      await Promise.all([oldReceiver.close(), newReceiver.close()]);
+    }
+  });
+});
+
+describe('fault injection', () => {
+  it('latency', async () => {
+    fake.faults.inject('kyb.flows', { kind: 'latency', ms: 300 }, { times: 1 });
+    const slow = createClient({ apiKey: fake.credentials.apiKey, baseUrl: fake.baseUrl, timeoutMs: 100, maxRetries: 0 });
+    await expect(slow.kyb.listFlows()).rejects.toMatchObject({ code: 'timeout' });
+    await expect(slow.kyb.listFlows()).resolves.toBeDefined();
+    await slow.close();
+  });
+
+  it('429 with Retry-After, 500 and 503', async () => {
+    fake.faults.inject('kyb.getCase', { kind: 'status', status: 429, retryAfter: '7' }, { times: 1 });
+    const limited = await client.kyb.getCase('acme-1').catch((e: unknown) => e);
+    expect(limited).toBeInstanceOf(RateLimitError);
+    expect((limited as RateLimitError).retryAfterMs).toBe(7000);
+    fake.faults.inject('kyc.getResult', { kind: 'status', status: 500 }, { times: 1 });
+    await expect(client.kyc.getResult('person-1')).rejects.toBeInstanceOf(ServerError);
+    fake.faults.inject('kyb.createCase', { kind: 'status', status: 503 }, { times: 1 });
+    await expect(client.kyb.createCase({ refId: 'f' })).rejects.toMatchObject({ status: 503 });
+  });
+
+  it('a retrying client rides out a transient 503', async () => {
+    const retrying = createClient({ apiKey: fake.credentials.apiKey, baseUrl: fake.baseUrl, maxRetries: 2, backoff: { baseMs: 1, maxMs: 5 } });
+    fake.faults.inject('kyb.getCase', { kind: 'status', status: 503 }, { times: 2 });
+    await expect(retrying.kyb.getCase('acme-1')).resolves.toMatchObject({ refId: 'acme-1' });
+    await retrying.close();
+  });
+
+  it('connection reset', async () => {
+    fake.faults.inject('kyc.createSession', { kind: 'reset' }, { times: 1 });
+    await expect(client.kyc.createSession({ refId: 'reset-1' })).rejects.toBeInstanceOf(ConnectionError);
+  });
+
+  it('malformed JSON and a response that breaks the documented shape', async () => {
+    fake.faults.inject('kyb.getCase', { kind: 'malformed-json' }, { times: 1 });
+    await expect(client.kyb.getCase('acme-1')).rejects.toMatchObject({ reason: 'invalid_json' });
+    fake.faults.inject('kyb.getCase', { kind: 'wrong-shape' }, { times: 1 });
+    const error = await client.kyb.getCase('acme-1').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(UnexpectedResponseError);
+    expect((error as UnexpectedResponseError).issues.map((i) => i.path)).toContain('refId');
+  });
+
+  it('faults on document URLs and storage downloads', async () => {
+    const file = collectDocumentFiles((await client.kyb.getCase('acme-1')).steps[2] as KybDocumentStep)[0]!;
+    fake.faults.inject('storage.download', { kind: 'status', status: 500 });
+    await expect(client.kyb.downloadDocument(file)).rejects.toBeInstanceOf(ServerError);
+    fake.faults.clear('storage.download');
+    fake.faults.inject('kyb.documentUrl', { kind: 'status', status: 400 }, { times: 1 });
+    await expect(client.kyb.getDocumentUrl({ url: '/kyb/documents/other/url' })).rejects.toBeInstanceOf(BadRequestError);
+  });
+});
+
+describe('the hosted page over plain HTTP', () => {
+  it('refuses a bad token, a wrong public key and another environment', async () => {
+    const { token } = await client.kyb.createCase({ refId: 'page-1' });
+    const link = new URL(client.verificationLink(token).url);
+    const variant = (change: (u: URL) => void) => {
+      const u = new URL(link);
+      change(u);
+      return fetch(u);
+    };
+    expect((await variant((u) => u.searchParams.set('authToken', `${token}x`))).status).toBe(401);
+    expect((await variant((u) => u.searchParams.delete('authToken'))).status).toBe(401);
+    expect((await variant((u) => u.searchParams.set('publicKey', 'pk_other'))).status).toBe(403);
+    expect((await variant((u) => u.searchParams.set('environment', 'Production'))).status).toBe(403);
+    const page = await fetch(link);
+    expect(page.headers.get('referrer-policy')).toBe('no-referrer');
+    expect(await page.text()).toContain('Verify your business');
+  });
+
+  it('send for review moves the case to IN_REVIEW', async () => {
+    const { token } = await client.kyb.createCase({ refId: 'page-2' });
+    await decide(client.verificationLink(token).url, 'review');
+    expect((await client.kyb.getCase('page-2')).status).toBe('IN_REVIEW');
+  });
+
+  it('reject moves the case to REJECTED', async () => {
+    const { token } = await client.kyb.createCase({ refId: 'page-3' });
+    await decide(client.verificationLink(token).url, 'reject');
+    expect((await client.kyb.getCase('page-3')).status).toBe('REJECTED');
+  });
+});
