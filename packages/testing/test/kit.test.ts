@@ -77,7 +77,7 @@ describe('no particular test runner', () => {
 describe('verikit-fake', () => {
   it('starts on the given port and prints its URLs and credentials', async () => {
     const port = 40_000 + Math.floor(Math.random() * 10_000);
-    const child = spawn(process.execPath, ['dist/bin.js', '--port', String(port)], { cwd: pkgDir });
+    const child = spawn(process.execPath, ['bin/verikit-fake.mjs', '--port', String(port)], { cwd: pkgDir });
     try {
       const output = await new Promise<string>((resolve, reject) => {
         let text = '';
@@ -98,7 +98,7 @@ describe('verikit-fake', () => {
   });
 
   it('refuses a bad port with one clear line', async () => {
-    const error = await run(process.execPath, ['dist/bin.js', '--port', 'abc'], { cwd: pkgDir }).catch((e: { code: number; stderr: string }) => e);
+    const error = await run(process.execPath, ['bin/verikit-fake.mjs', '--port', 'abc'], { cwd: pkgDir }).catch((e: { code: number; stderr: string }) => e);
     expect(error).toMatchObject({ code: 2 });
     expect((error as { stderr: string }).stderr).toContain('--port must be a port number');
   });
