@@ -1,4 +1,10 @@
-import { type ClaimOptions, type ClaimResult, type IdempotencyStore, MemoryIdempotencyStore, type MemoryIdempotencyStoreOptions } from '@verikit/core';
+import {
+  type ClaimOptions,
+  type ClaimResult,
+  type IdempotencyStore,
+  MemoryIdempotencyStore,
+  type MemoryIdempotencyStoreOptions,
+} from '@verikit/core';
 
 /** One call a {@link FakeIdempotencyStore} received. */
 export interface StoreCall {
@@ -36,7 +42,8 @@ export class FakeIdempotencyStore implements IdempotencyStore {
 
   /** Makes the next `times` calls of `method` (any method when omitted) throw `error`. */
   failNext(method?: Method, options: { times?: number; error?: Error } = {}): void {
-    for (let i = 0; i < (options.times ?? 1); i++) this.queued.push({ method, error: options.error ?? new Error(`injected ${method ?? 'store'} failure`) });
+    for (let i = 0; i < (options.times ?? 1); i++)
+      this.queued.push({ method, error: options.error ?? new Error(`injected ${method ?? 'store'} failure`) });
   }
 
   /** The calls of one method. */
@@ -58,7 +65,12 @@ export class FakeIdempotencyStore implements IdempotencyStore {
 
   private async run<T>(method: Method, id: string, call: () => Promise<T>): Promise<T> {
     const index = this.queued.findIndex((q) => q.method === undefined || q.method === method);
-    const injected = index >= 0 ? this.queued.splice(index, 1)[0]?.error : this.random() < this.failRate ? new Error(`random ${method} failure`) : undefined;
+    const injected =
+      index >= 0
+        ? this.queued.splice(index, 1)[0]?.error
+        : this.random() < this.failRate
+          ? new Error(`random ${method} failure`)
+          : undefined;
     if (injected !== undefined) {
       this.calls.push({ method, id, error: injected });
       throw injected;

@@ -48,7 +48,10 @@ export function kybStepsFixture(options: KybStepsOptions = {}): KybStep[] {
   const filled = options.filled ?? true;
   const name = options.businessName ?? 'Acme Trading Ltd';
   const value = <T>(v: T): T | null => (filled ? v : null);
-  const files = options.files ?? [kybDocumentFileFixture(), kybDocumentFileFixture({ id: 'doc_bank_statement', originalName: 'bank-statement.png', mimeType: 'image/png', size: 9_120 })];
+  const files = options.files ?? [
+    kybDocumentFileFixture(),
+    kybDocumentFileFixture({ id: 'doc_bank_statement', originalName: 'bank-statement.png', mimeType: 'image/png', size: 9_120 }),
+  ];
   const [slotFile, ...additional] = filled ? files : [];
   return [
     {
@@ -61,14 +64,29 @@ export function kybStepsFixture(options: KybStepsOptions = {}): KybStep[] {
         { key: 'email', title: 'Contact email', value: value('compliance@acme.test'), type: 'string', format: 'email', required: false },
         { key: 'website', title: 'Website', value: value('https://acme.test/'), type: ['string', 'null'], required: false },
       ],
-      ...(filled ? { enrichment: { names: { legal: name.toUpperCase() }, industry: [{ code: '4690', label: 'Wholesale' }], company: { legalForm: 'LTD', yearStarted: 2012 } } } : {}),
+      ...(filled
+        ? {
+            enrichment: {
+              names: { legal: name.toUpperCase() },
+              industry: [{ code: '4690', label: 'Wholesale' }],
+              company: { legalForm: 'LTD', yearStarted: 2012 },
+            },
+          }
+        : {}),
     },
     {
       id: 'step_address',
       type: 'address',
       title: 'Registered address',
       fields: [
-        { key: 'line1', title: 'Street', value: value('1 Market Street'), required: true, groupKey: 'registered', groupTitle: 'Registered office' },
+        {
+          key: 'line1',
+          title: 'Street',
+          value: value('1 Market Street'),
+          required: true,
+          groupKey: 'registered',
+          groupTitle: 'Registered office',
+        },
         { key: 'city', title: 'City', value: value('London'), required: true, groupKey: 'registered', groupTitle: 'Registered office' },
         { key: 'country', title: 'Country', value: value('GB'), required: true, groupKey: 'registered', groupTitle: 'Registered office' },
       ],
@@ -82,7 +100,12 @@ export function kybStepsFixture(options: KybStepsOptions = {}): KybStep[] {
       additionalFiles: additional,
     },
     { id: 'step_owners', type: 'ubo', title: 'Beneficial owners', ubos: filled ? [{ name: 'Jane Doe', ownership: 62 }] : [] },
-    { id: 'step_related', type: 'relatedBusinesses', title: 'Related businesses', relatedBusinesses: filled ? [{ name: 'Acme Holdings Ltd' }] : [] },
+    {
+      id: 'step_related',
+      type: 'relatedBusinesses',
+      title: 'Related businesses',
+      relatedBusinesses: filled ? [{ name: 'Acme Holdings Ltd' }] : [],
+    },
   ];
 }
 
@@ -102,9 +125,28 @@ export function kybCaseDetailsFixture(overrides: Partial<KybCaseDetails> & { sta
     steps: kybStepsFixture({ filled: started, businessName: businessName ?? undefined }),
     amlScreening: {
       primary: started ? [amlSummaryFixture({ name: businessName ?? undefined, businessName: businessName ?? undefined })] : [],
-      related: started ? [amlSummaryFixture({ refId: 'aml_related', name: 'Acme Holdings Ltd', businessName: 'Acme Holdings Ltd', businessRole: 'related' })] : [],
+      related: started
+        ? [
+            amlSummaryFixture({
+              refId: 'aml_related',
+              name: 'Acme Holdings Ltd',
+              businessName: 'Acme Holdings Ltd',
+              businessRole: 'related',
+            }),
+          ]
+        : [],
     },
-    ...(started ? { websiteAnalysis: { domain: 'acme.test', status: 'COMPLETED', initiatedAt: '2026-01-02T10:00:00.000Z', completedAt: '2026-01-02T10:02:00.000Z', data: { sslValid: true } } } : {}),
+    ...(started
+      ? {
+          websiteAnalysis: {
+            domain: 'acme.test',
+            status: 'COMPLETED',
+            initiatedAt: '2026-01-02T10:00:00.000Z',
+            completedAt: '2026-01-02T10:02:00.000Z',
+            data: { sslValid: true },
+          },
+        }
+      : {}),
     reopenHistory,
     createdAt: '2026-01-02T09:00:00.000Z',
     updatedAt: '2026-01-02T11:00:00.000Z',
@@ -125,7 +167,12 @@ export interface FakeWebhookEvent {
 }
 
 /** A status-change event as the fake service sends it. */
-export function webhookEventFixture(input: { kind: 'kyb' | 'kyc'; refId: string; status: string; previousStatus?: string | null }): FakeWebhookEvent {
+export function webhookEventFixture(input: {
+  kind: 'kyb' | 'kyc';
+  refId: string;
+  status: string;
+  previousStatus?: string | null;
+}): FakeWebhookEvent {
   return {
     type: input.kind === 'kyb' ? 'kyb.case.status_changed' : 'kyc.session.status_changed',
     data: { refId: input.refId, status: input.status, previousStatus: input.previousStatus ?? null },

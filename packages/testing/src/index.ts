@@ -1,17 +1,17 @@
+export type { FakeRoute, Fault } from './fake/faults.js';
 export { createFakeService, type FakeService, type FakeServiceOptions } from './fake/service.js';
 export type { FakeCredentials, FakeFlow, FakeKycStatuses, FakeOrganization, FakeOrganizationOptions, StatusChange } from './fake/state.js';
-export type { Fault, FakeRoute } from './fake/faults.js';
-export { SVIX_SCHEDULE_MS, type DeliveryAttempt, type WebhookDeliveryOptions, type WebhookMessage } from './fake/webhooks.js';
-export { signWebhook, type SignedWebhook, type SignWebhookInput } from './sign.js';
+export { type DeliveryAttempt, SVIX_SCHEDULE_MS, type WebhookDeliveryOptions, type WebhookMessage } from './fake/webhooks.js';
+export { FakeIdempotencyStore, type StoreCall } from './fake-store.js';
 export {
   amlSummaryFixture,
   type FakeWebhookEvent,
+  type KybStepsOptions,
   kybCaseDetailsFixture,
   kybDocumentFileFixture,
-  type KybStepsOptions,
   kybStepsFixture,
   kycResultFixture,
   webhookEventFixture,
 } from './fixtures.js';
-export { FakeIdempotencyStore, type StoreCall } from './fake-store.js';
-export { idempotencyStoreContract, StoreContractError, type StoreContractCase, type StoreContractOptions } from './store-contract.js';
+export { type SignedWebhook, type SignWebhookInput, signWebhook } from './sign.js';
+export { idempotencyStoreContract, type StoreContractCase, StoreContractError, type StoreContractOptions } from './store-contract.js';

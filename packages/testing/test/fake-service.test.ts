@@ -39,7 +39,11 @@ afterAll(async () => {
 });
 
 const rawPost = (path: string, body: unknown, apiKey = fake.credentials.apiKey) =>
-  fetch(`${fake.baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': apiKey }, body: JSON.stringify(body) });
+  fetch(`${fake.baseUrl}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': apiKey },
+    body: JSON.stringify(body),
+  });
 
 /** Opens a hosted link and presses a button, as a person would, over plain HTTP. */
 async function decide(link: string, decision: 'approve' | 'reject' | 'review', businessName?: string): Promise<string> {
@@ -48,7 +52,12 @@ async function decide(link: string, decision: 'approve' | 'reject' | 'review', b
   const html = await page.text();
   expect(html).toContain(`data-decision="${decision}"`);
   const url = new URL(link);
-  const form = new URLSearchParams({ authToken: url.searchParams.get('authToken')!, publicKey: url.searchParams.get('publicKey')!, environment: url.searchParams.get('environment')!, decision });
+  const form = new URLSearchParams({
+    authToken: url.searchParams.get('authToken')!,
+    publicKey: url.searchParams.get('publicKey')!,
+    environment: url.searchParams.get('environment')!,
+    decision,
+  });
   if (businessName) form.set('businessName', businessName);
   const posted = await fetch(`${fake.webUrl}/decision`, { method: 'POST', body: form, redirect: 'manual' });
   expect(posted.status).toBe(303);
@@ -165,7 +174,11 @@ describe('the core client against the fake: every endpoint', () => {
       expect((await rawPost('/kyb/case', body)).status).toBe(400);
     }
     expect((await rawPost('/v2/sessions', { refId: 'p', name: 'Jane' })).status).toBe(400);
-    const notJson = await fetch(`${fake.baseUrl}/kyb/case`, { method: 'POST', headers: { 'x-api-key': fake.credentials.apiKey }, body: '{oops' });
+    const notJson = await fetch(`${fake.baseUrl}/kyb/case`, {
+      method: 'POST',
+      headers: { 'x-api-key': fake.credentials.apiKey },
+      body: '{oops',
+    });
     expect(notJson.status).toBe(400);
   });
 
@@ -199,7 +212,9 @@ describe('the core client against the fake: every endpoint', () => {
     fake.kyb.reopen('reopen-1', ['step_company'], 'Wrong registration number');
     const details = await client.kyb.getCase('reopen-1');
     expect(details.status).toBe('IN_PROGRESS');
-    expect(details.reopenHistory).toEqual([{ stepIds: ['step_company'], reason: 'Wrong registration number', reopenedAt: expect.any(String) }]);
+    expect(details.reopenHistory).toEqual([
+      { stepIds: ['step_company'], reason: 'Wrong registration number', reopenedAt: expect.any(String) },
+    ]);
   });
 });
 
@@ -216,8 +231,12 @@ describe('webhook delivery', () => {
       expect(new Set(attempts.map((a) => a.messageId)).size).toBe(1);
       expect(receiver.events).toHaveLength(1);
       const verifier = createWebhookVerifier({ secrets: fake.credentials.webhookSecret });
-      for (const { headers, body } of receiver.raw) await expect(verifier.verify(headers, body)).resolves.toMatchObject({ id: attempts[0]!.messageId });
-      expect(receiver.events[0]!.event).toMatchObject({ type: 'kyb.case.status_changed', data: { refId: 'hooks-1', status: 'IN_REVIEW', previousStatus: 'NOT_STARTED' } });
+      for (const { headers, body } of receiver.raw)
+        await expect(verifier.verify(headers, body)).resolves.toMatchObject({ id: attempts[0]!.messageId });
+      expect(receiver.events[0]!.event).toMatchObject({
+        type: 'kyb.case.status_changed',
+        data: { refId: 'hooks-1', status: 'IN_REVIEW', previousStatus: 'NOT_STARTED' },
+      });
     } finally {
       fake.webhooks.removeEndpoint(receiver.url);
       await receiver.close();
@@ -286,7 +305,12 @@ describe('fault injection', () => {
   });
 
   it('a retrying client rides out a transient 503', async () => {
-    const retrying = createClient({ apiKey: fake.credentials.apiKey, baseUrl: fake.baseUrl, maxRetries: 2, backoff: { baseMs: 1, maxMs: 5 } });
+    const retrying = createClient({
+      apiKey: fake.credentials.apiKey,
+      baseUrl: fake.baseUrl,
+      maxRetries: 2,
+      backoff: { baseMs: 1, maxMs: 5 },
+    });
     fake.faults.inject('kyb.getCase', { kind: 'status', status: 503 }, { times: 2 });
     await expect(retrying.kyb.getCase('acme-1')).resolves.toMatchObject({ refId: 'acme-1' });
     await retrying.close();

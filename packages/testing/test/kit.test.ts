@@ -1,7 +1,14 @@
 import { execFile, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { createClient, createWebhookHandler, createWebhookVerifier, KYB_STATUSES, kybCaseDetailsSchema, kycResultSchema } from '@verikit/core';
+import {
+  createClient,
+  createWebhookHandler,
+  createWebhookVerifier,
+  KYB_STATUSES,
+  kybCaseDetailsSchema,
+  kycResultSchema,
+} from '@verikit/core';
 import { describe, expect, it } from 'vitest';
 import { FakeIdempotencyStore, kybCaseDetailsFixture, kycResultFixture, signWebhook, webhookEventFixture } from '../src/index.js';
 
@@ -17,7 +24,10 @@ describe('fixtures', () => {
 
   it('a KYC result and webhook events have the shapes the core reads', () => {
     expect(kycResultSchema.parse(kycResultFixture({ status: 'REJECTED' })).status).toBe('REJECTED');
-    expect(webhookEventFixture({ kind: 'kyc', refId: 'u1', status: 'APPROVED' })).toMatchObject({ type: 'kyc.session.status_changed', data: { refId: 'u1' } });
+    expect(webhookEventFixture({ kind: 'kyc', refId: 'u1', status: 'APPROVED' })).toMatchObject({
+      type: 'kyc.session.status_changed',
+      data: { refId: 'u1' },
+    });
   });
 });
 
@@ -32,7 +42,12 @@ describe('signWebhook', () => {
   });
 
   it('the published vector comes out exactly', () => {
-    const signed = signWebhook({ secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', payload: '{"test": 2432232314}', id: 'msg_p5jXN8AQM9LWM0D4loKWxJek', timestamp: 1614265330 });
+    const signed = signWebhook({
+      secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+      payload: '{"test": 2432232314}',
+      id: 'msg_p5jXN8AQM9LWM0D4loKWxJek',
+      timestamp: 1614265330,
+    });
     expect(signed.headers['svix-signature']).toBe('v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=');
   });
 });
@@ -61,7 +76,14 @@ describe('FakeIdempotencyStore', () => {
     let n = 0;
     const store = new FakeIdempotencyStore({ random: () => (n++ % 10) / 10 });
     store.failRate = 0.3;
-    const outcomes = await Promise.all(Array.from({ length: 100 }, (_, i) => store.claim(`id-${i}`, { leaseMs: 1000 }).then(() => 'ok', () => 'failed')));
+    const outcomes = await Promise.all(
+      Array.from({ length: 100 }, (_, i) =>
+        store.claim(`id-${i}`, { leaseMs: 1000 }).then(
+          () => 'ok',
+          () => 'failed',
+        ),
+      ),
+    );
     expect(outcomes.filter((o) => o === 'failed')).toHaveLength(30);
   });
 });
@@ -98,7 +120,9 @@ describe('verikit-fake', () => {
   });
 
   it('refuses a bad port with one clear line', async () => {
-    const error = await run(process.execPath, ['bin/verikit-fake.mjs', '--port', 'abc'], { cwd: pkgDir }).catch((e: { code: number; stderr: string }) => e);
+    const error = await run(process.execPath, ['bin/verikit-fake.mjs', '--port', 'abc'], { cwd: pkgDir }).catch(
+      (e: { code: number; stderr: string }) => e,
+    );
     expect(error).toMatchObject({ code: 2 });
     expect((error as { stderr: string }).stderr).toContain('--port must be a port number');
   });

@@ -43,11 +43,16 @@ export class FaultInjector {
   take(route: FakeRoute): Fault[] {
     const list = this.armed.get(route);
     if (!list) return [];
-    const taken = list.filter((a) => a.remaining > 0).map((a) => {
-      a.remaining--;
-      return a.fault;
-    });
-    this.armed.set(route, list.filter((a) => a.remaining > 0));
+    const taken = list
+      .filter((a) => a.remaining > 0)
+      .map((a) => {
+        a.remaining--;
+        return a.fault;
+      });
+    this.armed.set(
+      route,
+      list.filter((a) => a.remaining > 0),
+    );
     return taken.sort((a, b) => (a.kind === 'latency' ? -1 : b.kind === 'latency' ? 1 : 0));
   }
 }

@@ -6,8 +6,16 @@ import { webhookEventFixture } from '../fixtures.js';
 import { type FakeRoute, FaultInjector } from './faults.js';
 import { hostedError, hostedPage } from './hosted-page.js';
 import { signJwt, verifyJwt } from './jwt.js';
-import { type FakeCredentials, type FakeFlow, type FakeKycStatuses, type FakeOrganization, type FakeOrganizationOptions, FakeState, type StatusChange } from './state.js';
-import { type DeliveryAttempt, WebhookDispatcher, type WebhookDeliveryOptions, type WebhookMessage } from './webhooks.js';
+import {
+  type FakeCredentials,
+  type FakeFlow,
+  type FakeKycStatuses,
+  type FakeOrganization,
+  type FakeOrganizationOptions,
+  FakeState,
+  type StatusChange,
+} from './state.js';
+import { type DeliveryAttempt, type WebhookDeliveryOptions, WebhookDispatcher, type WebhookMessage } from './webhooks.js';
 
 /** Options of {@link createFakeService}. */
 export interface FakeServiceOptions {
@@ -142,7 +150,13 @@ function checkFields(body: Record<string, unknown>, required: string[], optional
  */
 export async function createFakeService(options: FakeServiceOptions = {}): Promise<FakeService> {
   const environment = options.environment ?? 'Sandbox';
-  const kycStatuses: FakeKycStatuses = { initial: 'PENDING', approved: 'APPROVED', rejected: 'REJECTED', review: 'IN_REVIEW', ...options.kycStatuses };
+  const kycStatuses: FakeKycStatuses = {
+    initial: 'PENDING',
+    approved: 'APPROVED',
+    rejected: 'REJECTED',
+    review: 'IN_REVIEW',
+    ...options.kycStatuses,
+  };
   const signedUrlTtl = options.signedUrlTtlSeconds ?? 300;
   const buildEvent = options.event ?? webhookEventFixture;
   const jwtKey = randomBytes(32);
@@ -166,8 +180,12 @@ export async function createFakeService(options: FakeServiceOptions = {}): Promi
 
   const now = () => Math.floor(Date.now() / 1000);
   const issueToken = (org: string, kind: 'kyb' | 'kyc', refId: string) =>
-    signJwt({ sub: refId, org, kind, iat: now(), exp: now() + (kind === 'kyb' ? KYB_TOKEN_SECONDS : KYC_TOKEN_SECONDS), jti: randomUUID() }, jwtKey);
-  const storageSignature = (docId: string, expires: string) => createHmac('sha256', storageKey).update(`${docId}.${expires}`).digest('base64url');
+    signJwt(
+      { sub: refId, org, kind, iat: now(), exp: now() + (kind === 'kyb' ? KYB_TOKEN_SECONDS : KYC_TOKEN_SECONDS), jti: randomUUID() },
+      jwtKey,
+    );
+  const storageSignature = (docId: string, expires: string) =>
+    createHmac('sha256', storageKey).update(`${docId}.${expires}`).digest('base64url');
   let origin = '';
 
   const authenticate = (req: IncomingMessage, kyc: boolean): FakeOrganization => {
@@ -188,7 +206,12 @@ export async function createFakeService(options: FakeServiceOptions = {}): Promi
         req.socket.destroy();
         return true;
       } else if (fault.kind === 'status') {
-        sendJson(res, fault.status, fault.body ?? { statusCode: fault.status, message: 'Injected fault' }, fault.retryAfter ? { 'retry-after': fault.retryAfter } : {});
+        sendJson(
+          res,
+          fault.status,
+          fault.body ?? { statusCode: fault.status, message: 'Injected fault' },
+          fault.retryAfter ? { 'retry-after': fault.retryAfter } : {},
+        );
         return true;
       } else if (fault.kind === 'malformed-json') {
         res.writeHead(200, { 'content-type': 'application/json' });
@@ -223,8 +246,16 @@ export async function createFakeService(options: FakeServiceOptions = {}): Promi
       checkFields(body, ['refId'], ['flow', 'country', 'country_state']);
       const flow = state.flowFor(body.flow as string | undefined);
       if (!flow) throw new HttpError(404, 'Flow not found');
-      const details = state.createCase(org.id, { refId: body.refId as string, flow, country: body.country as string | undefined, countryState: body.country_state as string | undefined });
-      return sendJson(res, 200, { kybCase: { _id: details.id, refId: details.refId, status: details.status, flow: details.flow.id }, token: issueToken(org.id, 'kyb', details.refId) });
+      const details = state.createCase(org.id, {
+        refId: body.refId as string,
+        flow,
+        country: body.country as string | undefined,
+        countryState: body.country_state as string | undefined,
+      });
+      return sendJson(res, 200, {
+        kybCase: { _id: details.id, refId: details.refId, status: details.status, flow: details.flow.id },
+        token: issueToken(org.id, 'kyb', details.refId),
+      });
     }
     if (method === 'GET' && parts.length === 4 && parts[0] === 'kyb' && parts[1] === 'case' && parts[3] === 'details') {
       if (await route('kyb.getCase')) return;
@@ -239,14 +270,21 @@ export async function createFakeService(options: FakeServiceOptions = {}): Promi
       const doc = state.document(org.id, decode(parts[2]!));
       if (!doc) throw new HttpError(404, 'Document not found');
       const expires = String(now() + signedUrlTtl);
-      return sendJson(res, 200, { url: `${origin}/storage/${encodeURIComponent(doc.file.id)}?expires=${expires}&signature=${storageSignature(doc.file.id, expires)}`, expiresIn: signedUrlTtl });
+      return sendJson(res, 200, {
+        url: `${origin}/storage/${encodeURIComponent(doc.file.id)}?expires=${expires}&signature=${storageSignature(doc.file.id, expires)}`,
+        expiresIn: signedUrlTtl,
+      });
     }
     if (method === 'GET' && (rawPath === '/kyb/flows' || rawPath === '/kyb/flows/default')) {
       const isDefault = rawPath.endsWith('/default');
       if (await route(isDefault ? 'kyb.defaultFlows' : 'kyb.flows')) return;
       authenticate(req, false);
       const flows = isDefault ? state.flows.filter((f) => f.default) : state.flows;
-      return sendJson(res, 200, flows.map(({ id, title, country }) => ({ id, title, country })));
+      return sendJson(
+        res,
+        200,
+        flows.map(({ id, title, country }) => ({ id, title, country })),
+      );
     }
     if (method === 'POST' && rawPath === '/v2/sessions') {
       if (await route('kyc.createSession')) return;
@@ -290,12 +328,15 @@ export async function createFakeService(options: FakeServiceOptions = {}): Promi
     const claims = verifyJwt(token, jwtKey, now());
     if (!claims) return sendHtml(res, 401, hostedError('The verification token is missing, invalid or expired.'));
     const org = state.organizations.find((o) => o.id === claims.org);
-    if (!org || params.get('publicKey') !== org.publicKey) return sendHtml(res, 403, hostedError('The public key does not match this verification.'));
-    if (params.get('environment') !== environment) return sendHtml(res, 403, hostedError(`This link is for another environment (expected ${environment}).`));
+    if (!org || params.get('publicKey') !== org.publicKey)
+      return sendHtml(res, 403, hostedError('The public key does not match this verification.'));
+    if (params.get('environment') !== environment)
+      return sendHtml(res, 403, hostedError(`This link is for another environment (expected ${environment}).`));
     const finalKyb = (s: string) => s === 'COMPLETED' || s === 'REJECTED';
     if (isPost) {
       const decision = params.get('decision');
-      if (decision !== 'approve' && decision !== 'reject' && decision !== 'review') return sendHtml(res, 400, hostedError('Unknown decision.'));
+      if (decision !== 'approve' && decision !== 'reject' && decision !== 'review')
+        return sendHtml(res, 400, hostedError('Unknown decision.'));
       if (claims.kind === 'kyb') {
         const current = state.findCase(claims.sub, org.id).details.status;
         if (!finalKyb(current)) {
@@ -303,10 +344,17 @@ export async function createFakeService(options: FakeServiceOptions = {}): Promi
           state.setCaseStatus(claims.sub, decision === 'approve' ? 'COMPLETED' : decision === 'reject' ? 'REJECTED' : 'IN_REVIEW', org.id);
         }
       } else {
-        state.setSessionStatus(claims.sub, decision === 'approve' ? kycStatuses.approved : decision === 'reject' ? kycStatuses.rejected : kycStatuses.review, org.id);
+        state.setSessionStatus(
+          claims.sub,
+          decision === 'approve' ? kycStatuses.approved : decision === 'reject' ? kycStatuses.rejected : kycStatuses.review,
+          org.id,
+        );
       }
       // Back to the page (303: the browser follows with GET), which now shows the outcome.
-      res.writeHead(303, { location: `/hosted/?${new URLSearchParams({ authToken: token, publicKey: org.publicKey, environment })}`, 'cache-control': 'no-store' });
+      res.writeHead(303, {
+        location: `/hosted/?${new URLSearchParams({ authToken: token, publicKey: org.publicKey, environment })}`,
+        'cache-control': 'no-store',
+      });
       res.end();
       return;
     }
@@ -321,7 +369,20 @@ export async function createFakeService(options: FakeServiceOptions = {}): Promi
       status = session.result.status;
     }
     const done = claims.kind === 'kyb' ? finalKyb(status) || status === 'IN_REVIEW' : status !== kycStatuses.initial;
-    sendHtml(res, 200, hostedPage({ kind: claims.kind, refId: claims.sub, status, token, publicKey: org.publicKey, environment, actionPath: '/hosted/decision', done }));
+    sendHtml(
+      res,
+      200,
+      hostedPage({
+        kind: claims.kind,
+        refId: claims.sub,
+        status,
+        token,
+        publicKey: org.publicKey,
+        environment,
+        actionPath: '/hosted/decision',
+        done,
+      }),
+    );
   }
 
   const sockets = new Set<Socket>();

@@ -149,8 +149,18 @@ export class FakeState {
     const businessName = input.businessName ?? 'Acme Trading Ltd';
     const suffix = stored.details.id;
     const files = [
-      kybDocumentFileFixture({ id: `doc_${suffix}_cert`, url: `/kyb/documents/doc_${suffix}_cert/url`, createdAt: new Date().toISOString() }),
-      kybDocumentFileFixture({ id: `doc_${suffix}_bank`, originalName: 'bank-statement.png', mimeType: 'image/png', size: 9_120, url: `/kyb/documents/doc_${suffix}_bank/url` }),
+      kybDocumentFileFixture({
+        id: `doc_${suffix}_cert`,
+        url: `/kyb/documents/doc_${suffix}_cert/url`,
+        createdAt: new Date().toISOString(),
+      }),
+      kybDocumentFileFixture({
+        id: `doc_${suffix}_bank`,
+        originalName: 'bank-statement.png',
+        mimeType: 'image/png',
+        size: 9_120,
+        url: `/kyb/documents/doc_${suffix}_bank/url`,
+      }),
     ];
     for (const file of files) {
       const content = Buffer.from(`%FAKE ${file.mimeType} ${file.originalName} for ${refId}\n`.repeat(64));
@@ -162,9 +172,22 @@ export class FakeState {
       steps: kybStepsFixture({ filled: true, businessName, files: files.map((f) => this.documents.get(f.id)!.file) }),
       amlScreening: {
         primary: [amlSummaryFixture({ refId: `aml_${suffix}`, name: businessName, businessName })],
-        related: [amlSummaryFixture({ refId: `aml_${suffix}_rel`, name: 'Acme Holdings Ltd', businessName: 'Acme Holdings Ltd', businessRole: 'related' })],
+        related: [
+          amlSummaryFixture({
+            refId: `aml_${suffix}_rel`,
+            name: 'Acme Holdings Ltd',
+            businessName: 'Acme Holdings Ltd',
+            businessRole: 'related',
+          }),
+        ],
       },
-      websiteAnalysis: { domain: 'acme.test', status: 'COMPLETED', initiatedAt: new Date().toISOString(), completedAt: new Date().toISOString(), data: { sslValid: true } },
+      websiteAnalysis: {
+        domain: 'acme.test',
+        status: 'COMPLETED',
+        initiatedAt: new Date().toISOString(),
+        completedAt: new Date().toISOString(),
+        data: { sslValid: true },
+      },
       updatedAt: new Date().toISOString(),
     };
     return stored.details;
@@ -190,7 +213,12 @@ export class FakeState {
   createSession(org: string, refId: string, flowId: string | undefined): StoredSession {
     const existing = this.sessions.get(key(org, refId));
     if (existing) return existing;
-    const session: StoredSession = { org, refId, flowId, result: { refId, status: this.kycStatuses.initial, createdAt: new Date().toISOString() } };
+    const session: StoredSession = {
+      org,
+      refId,
+      flowId,
+      result: { refId, status: this.kycStatuses.initial, createdAt: new Date().toISOString() },
+    };
     this.sessions.set(key(org, refId), session);
     return session;
   }

@@ -76,7 +76,8 @@ export class WebhookDispatcher {
 
   addEndpoint(org: string, url: string): void {
     const parsed = new URL(url);
-    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('fake service: webhook endpoints must be http(s) URLs');
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+      throw new Error('fake service: webhook endpoints must be http(s) URLs');
     this.endpoints.push({ url, org });
   }
 
@@ -88,7 +89,13 @@ export class WebhookDispatcher {
   /** Queues `payload` to every endpoint of `org`. */
   publish(org: string, payload: unknown): void {
     for (const endpoint of this.endpoints.filter((e) => e.org === org)) {
-      const message: WebhookMessage = { id: `msg_${randomBytes(12).toString('base64url')}`, endpoint: endpoint.url, payload, state: 'pending', attempts: 0 };
+      const message: WebhookMessage = {
+        id: `msg_${randomBytes(12).toString('base64url')}`,
+        endpoint: endpoint.url,
+        payload,
+        state: 'pending',
+        attempts: 0,
+      };
       this.messages.push(message);
       const run = this.deliver(message, org).finally(() => this.pending.delete(run));
       this.pending.add(run);
