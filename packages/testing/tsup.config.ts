@@ -1,19 +1,7 @@
-import { defineConfig } from 'tsup';
+import { packageBuild } from '../../tsup.package.js';
 
-export default defineConfig([
-  {
-    entry: { index: 'src/index.ts' },
-    format: ['esm', 'cjs'],
-    dts: true,
-    platform: 'node',
-    target: 'node20',
-    sourcemap: true,
-  },
-  {
-    // The `verikit-fake` command: ESM only, with its shebang kept by tsup.
-    entry: { bin: 'src/bin.ts' },
-    format: ['esm'],
-    platform: 'node',
-    target: 'node20',
-  },
-]);
+export default [
+  packageBuild(),
+  // The `verikit-fake` command: ESM only, with its shebang kept by tsup.
+  packageBuild({ entry: { bin: 'src/bin.ts' }, format: ['esm'], dts: false, sourcemap: false }),
+];

@@ -39,11 +39,28 @@ export {
 } from './client/options.js';
 export { ConfigurationError, InvalidArgumentError, VerikitError, type VerikitErrorCode } from './errors.js';
 export {
+  createInviteHandler,
+  type InviteHandler,
+  type InviteRequest,
+  type InviteResponse,
+  type KybInviteOptions,
+  type KybParty,
+  type KycInviteOptions,
+  type KycParty,
+} from './invite/handler.js';
+export {
   buildVerificationLink,
   type LinkEnvironment,
   readTokenExpiry,
   type VerificationLinkInput,
 } from './link/link.js';
+export {
+  DEFAULT_MAX_BODY_BYTES,
+  declaredLengthExceeds,
+  type VerikitRoutes,
+  type VerikitRoutesOptions,
+  webhookResponses,
+} from './routes.js';
 export * from './schemas/kyb.js';
 export * from './schemas/kyc.js';
 export type { OpenEnum } from './schemas/open-enum.js';

@@ -1,3 +1,4 @@
+import { createRoutesWith, type VerikitRoutes, type VerikitRoutesOptions } from '../routes.js';
 import { createHandlerWith, type WebhookHandler, type WebhookHandlerOptions } from './handler.js';
 import type { HmacEngine } from './hmac.js';
 import type { WebhookBody, WebhookHeaders } from './input.js';
@@ -16,9 +17,11 @@ export interface VerifyWebhookInput extends Omit<WebhookVerifierOptions, 'secret
 /** The webhook functions bound to one HMAC engine; each build exports them bound to its own. */
 export function webhookApi<Key>(engine: HmacEngine<Key>) {
   const createWebhookVerifier = (options: WebhookVerifierOptions): WebhookVerifier => createVerifierWith(options, engine);
+  const createWebhookHandler = (options: WebhookHandlerOptions): WebhookHandler => createHandlerWith(options, createWebhookVerifier);
   return {
     createWebhookVerifier,
     verifyWebhook: (input: VerifyWebhookInput): Promise<VerifiedDelivery> => createWebhookVerifier(input).verify(input.headers, input.body),
-    createWebhookHandler: (options: WebhookHandlerOptions): WebhookHandler => createHandlerWith(options, createWebhookVerifier),
+    createWebhookHandler,
+    createVerikitRoutes: <Req>(options: VerikitRoutesOptions<Req>): VerikitRoutes<Req> => createRoutesWith(options, createWebhookHandler),
   };
 }

@@ -1,5 +1,6 @@
 import type { VerikitClient } from '../client/client.js';
 import { ConfigurationError, InvalidArgumentError } from '../errors.js';
+import { DEFAULT_MAX_BODY_BYTES, webhookResponses } from '../routes.js';
 import type { KybCaseDetails } from '../schemas/kyb.js';
 import type { KycResult } from '../schemas/kyc.js';
 import type { IdempotencyStore } from '../store/store.js';
@@ -103,7 +104,7 @@ export function createHandlerWith(
   if (store === undefined || typeof store.claim !== 'function')
     throw new ConfigurationError('store', 'store is required (an IdempotencyStore, e.g. new MemoryIdempotencyStore())');
   if (typeof onEvent !== 'function') throw new ConfigurationError('onEvent', 'onEvent is required');
-  const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const deadlineMs = options.deadlineMs ?? 10_000;
   const leaseMs = options.leaseMs ?? Math.max(60_000, deadlineMs * 2);
   if (!(leaseMs > deadlineMs))
@@ -136,7 +137,7 @@ export function createHandlerWith(
 
   return async (request) => {
     const body = request?.body;
-    if (!isEmptyBody(body) && exceedsBytes(body as WebhookBody, maxBodyBytes)) return reply(413, 'payload_too_large');
+    if (!isEmptyBody(body) && exceedsBytes(body as WebhookBody, maxBodyBytes)) return webhookResponses.payloadTooLarge();
     if (String(request?.method).toUpperCase() !== 'POST') return reply(405, 'method_not_allowed', {}, { allow: 'POST' });
     if (isEmptyBody(body)) return reply(400, 'empty_body');
 

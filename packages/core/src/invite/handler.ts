@@ -1,0 +1,134 @@
+import type { CreateKybCaseInput, CreateKycSessionInput, VerikitClient } from '../client/client.js';
+import { AbortedError, ApiError, AuthenticationError, ConnectionError, RateLimitError, TimeoutError } from '../client/errors.js';
+import { ConfigurationError } from '../errors.js';
+
+/** The signed-in business an invite is for: your refId, and optionally the flow and country. */
+export type KybParty = CreateKybCaseInput;
+/** The signed-in person an invite is for. */
+export type KycParty = CreateKycSessionInput;
+
+type MaybePromise<T> = T | Promise<T>;
+
+/** Options of a KYB invite route. `Req` is your framework's request type. */
+export interface KybInviteOptions<Req> {
+  /** Maps the request to the signed-in business, or `null` (-> 401). The token goes only to this party. */
+  resolveBusiness(request: Req): MaybePromise<KybParty | null>;
+}
+
+/** Options of a KYC invite route. */
+export interface KycInviteOptions<Req> {
+  /** Maps the request to the signed-in person, or `null` (-> 401). */
+  resolveUser(request: Req): MaybePromise<KycParty | null>;
+}
+
+/** What an invite route receives from the adapter. */
+export interface InviteRequest<Req> {
+  method: string;
+  headers: Headers | Readonly<Record<string, string | readonly string[] | undefined>>;
+  /** The framework's own request, handed to your resolve callback. */
+  request: Req;
+}
+
+/** The answer for the adapter to send. */
+export interface InviteResponse {
+  status: 200 | 303 | 401 | 405 | 500 | 502 | 503;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** `(request) => response`, the same for every framework. */
+export type InviteHandler<Req> = (request: InviteRequest<Req>) => Promise<InviteResponse>;
+
+const PRIVATE = { 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' };
+
+function reply(status: InviteResponse['status'], body: Record<string, unknown>, headers: Record<string, string> = {}): InviteResponse {
+  return { status, headers: { 'content-type': 'application/json', ...PRIVATE, ...headers }, body: JSON.stringify(body) };
+}
+
+function header(headers: InviteRequest<unknown>['headers'], name: string): string {
+  if (typeof (headers as Headers).get === 'function') return (headers as Headers).get(name) ?? '';
+  const value = (headers as Record<string, string | readonly string[] | undefined>)[name];
+  return Array.isArray(value) ? value.join(',') : ((value as string | undefined) ?? '');
+}
+
+/** A browser form post (Accept led by text/html) gets a 303 to the link; API callers get JSON. */
+function wantsRedirect(headers: InviteRequest<unknown>['headers']): boolean {
+  const accept = header(headers, 'accept').toLowerCase();
+  const html = accept.indexOf('text/html');
+  const json = accept.indexOf('application/json');
+  return html !== -1 && (json === -1 || html < json);
+}
+
+/** Upstream failures as answers for the signed-in user: what happened, never a token or a key. */
+function upstreamFailure(error: unknown): InviteResponse {
+  if (
+    error instanceof RateLimitError ||
+    error instanceof TimeoutError ||
+    error instanceof ConnectionError ||
+    error instanceof AbortedError
+  ) {
+    const retryAfter: Record<string, string> =
+      error instanceof RateLimitError && error.retryAfterMs !== undefined
+        ? { 'retry-after': String(Math.ceil(error.retryAfterMs / 1000)) }
+        : {};
+    return reply(
+      503,
+      { error: 'verification_unavailable', message: 'The verification service is busy or unreachable; try again shortly.' },
+      retryAfter,
+    );
+  }
+  if (error instanceof AuthenticationError)
+    return reply(502, { error: 'verification_misconfigured', message: 'The verification service refused this server’s credentials.' });
+  if (error instanceof ApiError)
+    return reply(502, { error: 'verification_failed', message: `The verification service answered ${error.status}.` });
+  if (error instanceof ConfigurationError)
+    return reply(500, { error: 'verification_misconfigured', message: `verikit is missing the option ${error.option}.` });
+  return reply(502, { error: 'verification_failed', message: 'The verification could not be started.' });
+}
+
+/**
+ * The framework-neutral invite route: who is signed in (your callback), create the case or
+ * session, answer the hosted link as `{ url, expiresAt }` or a 303 to it.
+ */
+export function createInviteHandler<Req>(
+  client: VerikitClient,
+  invite: { kind: 'kyb'; options: KybInviteOptions<Req> } | { kind: 'kyc'; options: KycInviteOptions<Req> },
+): InviteHandler<Req> {
+  const resolve = invite.kind === 'kyb' ? invite.options?.resolveBusiness : invite.options?.resolveUser;
+  if (typeof resolve !== 'function') {
+    throw new ConfigurationError(
+      invite.kind === 'kyb' ? 'invite.kyb.resolveBusiness' : 'invite.kyc.resolveUser',
+      'an invite route needs the callback that tells who is signed in',
+    );
+  }
+  return async ({ method, headers, request }) => {
+    if (String(method).toUpperCase() !== 'POST') return reply(405, { error: 'method_not_allowed' }, { allow: 'POST' });
+    let party: KybParty | KycParty | null;
+    try {
+      party = await resolve(request);
+    } catch {
+      return reply(500, { error: 'resolve_failed', message: 'Could not tell who is signed in.' });
+    }
+    if (party === null || party === undefined) return reply(401, { error: 'unauthorized', message: 'Sign in to start a verification.' });
+    if (typeof party !== 'object' || typeof party.refId !== 'string' || party.refId === '') {
+      return reply(500, { error: 'invalid_party', message: 'The signed-in party has no refId.' });
+    }
+    let token: string;
+    try {
+      token =
+        invite.kind === 'kyb'
+          ? (await client.kyb.createCase(party as KybParty)).token
+          : (await client.kyc.createSession(party as KycParty)).token;
+    } catch (error) {
+      return upstreamFailure(error);
+    }
+    let link: { url: string; expiresAt: Date | null };
+    try {
+      link = client.verificationLink(token);
+    } catch (error) {
+      return upstreamFailure(error);
+    }
+    if (wantsRedirect(headers)) return { status: 303, headers: { location: link.url, ...PRIVATE }, body: '' };
+    return reply(200, { url: link.url, expiresAt: link.expiresAt?.toISOString() ?? null });
+  };
+}

@@ -1,0 +1,72 @@
+import type { VerikitClient } from './client/client.js';
+import { ConfigurationError } from './errors.js';
+import { createInviteHandler, type InviteHandler, type KybInviteOptions, type KycInviteOptions } from './invite/handler.js';
+import type { WebhookHandler, WebhookHandlerOptions, WebhookResponse } from './webhook/handler.js';
+import type { WebhookHeaders } from './webhook/input.js';
+
+/** Default largest webhook body: 1 MiB, Svix's own maximum. */
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+
+/**
+ * The options every adapter takes: the webhook route and the invite routes, each mounted only when
+ * its options are given. `Req` is the framework's request type, handed to your callbacks.
+ */
+export interface VerikitRoutesOptions<Req> {
+  /** The API client: used by invites and by `ctx.fetchResult()` in webhooks. */
+  client?: VerikitClient;
+  /** `POST /webhook`. */
+  webhook?: Omit<WebhookHandlerOptions, 'client'>;
+  /** `POST /invite/kyb` and `POST /invite/kyc`. */
+  invite?: { kyb?: KybInviteOptions<Req>; kyc?: KycInviteOptions<Req> };
+}
+
+/** The framework-neutral handlers an adapter mounts. */
+export interface VerikitRoutes<Req> {
+  webhook?: { handle: WebhookHandler; maxBodyBytes: number };
+  inviteKyb?: InviteHandler<Req>;
+  inviteKyc?: InviteHandler<Req>;
+}
+
+/** Builds the route handlers from adapter options (`makeWebhookHandler` is the platform's). */
+export function createRoutesWith<Req>(
+  options: VerikitRoutesOptions<Req>,
+  makeWebhookHandler: (o: WebhookHandlerOptions) => WebhookHandler,
+): VerikitRoutes<Req> {
+  if (options === null || typeof options !== 'object') throw new ConfigurationError('options', 'verikit routes need an options object');
+  const { client, webhook, invite } = options;
+  if (webhook === undefined && invite?.kyb === undefined && invite?.kyc === undefined) {
+    throw new ConfigurationError('options', 'give webhook and/or invite options: with neither there is no route to mount');
+  }
+  if ((invite?.kyb || invite?.kyc) && client === undefined) throw new ConfigurationError('client', 'invite routes need the client option');
+  const routes: VerikitRoutes<Req> = {};
+  if (webhook)
+    routes.webhook = { handle: makeWebhookHandler({ ...webhook, client }), maxBodyBytes: webhook.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES };
+  if (invite?.kyb) routes.inviteKyb = createInviteHandler(client as VerikitClient, { kind: 'kyb', options: invite.kyb });
+  if (invite?.kyc) routes.inviteKyc = createInviteHandler(client as VerikitClient, { kind: 'kyc', options: invite.kyc });
+  return routes;
+}
+
+const failure = (status: 413 | 500, error: string, message?: string): WebhookResponse => ({
+  status,
+  headers: { 'content-type': 'application/json', 'cache-control': 'no-store' },
+  body: JSON.stringify(message === undefined ? { error } : { error, message }),
+});
+
+/** Answers adapters give when the framework, not the handler, decides. */
+export const webhookResponses = {
+  /** The framework refused a body over `maxBodyBytes` before the handler saw it. */
+  payloadTooLarge: (): WebhookResponse => failure(413, 'payload_too_large'),
+  /** A body parser of the host app consumed the raw bytes; says how to fix it (never "bad signature"). */
+  rawBodyUnavailable: (fix: string): WebhookResponse =>
+    failure(500, 'raw_body_unavailable', `The webhook body was parsed before verikit could read its raw bytes. ${fix}`),
+};
+
+/** Whether the request's Content-Length already says the body is too large (so it need not be read). */
+export function declaredLengthExceeds(headers: WebhookHeaders, limit: number): boolean {
+  const value =
+    typeof (headers as Headers).get === 'function'
+      ? (headers as Headers).get('content-length')
+      : (headers as Record<string, unknown>)['content-length'];
+  const length = typeof value === 'string' ? Number(value) : Number.NaN;
+  return Number.isFinite(length) && length > limit;
+}
