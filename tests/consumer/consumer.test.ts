@@ -1,0 +1,116 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const PACKAGES = ['core', 'testing', 'express', 'fastify', 'hono'];
+
+// How users meet the packages: packed tarballs installed into a fresh project. Dual-package bugs show here.
+describe('packed packages in a scratch project', () => {
+  let dir: string;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'verikit-consumer-'));
+    for (const name of PACKAGES) await run('pnpm', ['pack', '--pack-destination', dir], { cwd: join(root, 'packages', name) });
+    const tarballs = readdirSync(dir).filter((f) => f.endsWith('.tgz'));
+    expect(tarballs).toHaveLength(PACKAGES.length);
+    const dependency = (name: string) => `file:./${tarballs.find((t) => t.startsWith(`verikit-${name}-`))}`;
+    writeFileSync(
+      join(dir, 'package.json'),
+      JSON.stringify({
+        name: 'consumer',
+        private: true,
+        dependencies: {
+          ...Object.fromEntries(PACKAGES.map((name) => [`@verikit/${name}`, dependency(name)])),
+          express: '^5.1.0',
+          fastify: '^5.4.0',
+          hono: '^4.9.0',
+        },
+        devDependencies: { typescript: '~5.9.0', '@types/node': '^20.19.0', '@types/express': '^5.0.3' },
+      }),
+    );
+    await run('npm', ['install', '--no-audit', '--no-fund', '--ignore-scripts', '--loglevel=error'], { cwd: dir, timeout: 240_000 });
+    writeFileSync(
+      join(dir, 'usage.ts'),
+      `import { createClient, createWebhookHandler, MemoryIdempotencyStore, type KybCaseDetails, type WebhookContext } from '@verikit/core';
+import { createFakeService, signWebhook } from '@verikit/testing';
+import { verikitRouter } from '@verikit/express';
+import { verikitPlugin } from '@verikit/fastify';
+import { verikitApp } from '@verikit/hono';
+import express from 'express';
+import Fastify from 'fastify';
+import { Hono } from 'hono';
+
+const client = createClient({ apiKey: 'k', baseUrl: 'http://127.0.0.1:1' });
+const store = new MemoryIdempotencyStore();
+const onEvent = async (ctx: WebhookContext): Promise<void> => {
+  const fetched = await ctx.fetchResult();
+  if (fetched.kind === 'kyb') {
+    const details: KybCaseDetails = fetched.result;
+    void details.steps;
+  }
+};
+createWebhookHandler({ secret: 'whsec_plJ3nmyCDGBKInavdOK15jsl', store, onEvent });
+express().use('/verikit', verikitRouter({ client, invite: { kyb: { resolveBusiness: (req) => (req.get('x-id') ? { refId: req.get('x-id') as string } : null) } } }));
+void Fastify().register(verikitPlugin, { prefix: '/v', client, webhook: { secret: 'whsec_plJ3nmyCDGBKInavdOK15jsl', store, onEvent } });
+new Hono().route('/v', verikitApp({ client, invite: { kyc: { resolveUser: (c) => ({ refId: c.req.header('x-id') ?? 'anon' }) } } }));
+void createFakeService;
+void signWebhook({ secret: 'whsec_plJ3nmyCDGBKInavdOK15jsl', payload: {} }).headers['svix-id'];
+`,
+    );
+  }, 300_000);
+
+  afterAll(() => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it.each([
+    ['node16', { module: 'node16', moduleResolution: 'node16' }],
+    ['bundler', { module: 'esnext', moduleResolution: 'bundler' }],
+  ])('type-checks with moduleResolution %s', async (name, options) => {
+    writeFileSync(
+      join(dir, `tsconfig.${name}.json`),
+      JSON.stringify({
+        compilerOptions: { ...options, target: 'es2022', strict: true, noEmit: true, skipLibCheck: false, types: ['node'] },
+        files: ['usage.ts'],
+      }),
+    );
+    const outcome = await run(join(dir, 'node_modules/.bin/tsc'), ['-p', `tsconfig.${name}.json`], { cwd: dir }).then(
+      () => 'no type errors',
+      (error: { stdout?: string; message: string }) => error.stdout || error.message,
+    );
+    expect(outcome).toBe('no type errors');
+  });
+
+  it('every package loads from ESM and from CommonJS', async () => {
+    const names = PACKAGES.map((p) => `@verikit/${p}`);
+    const esm = await run(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `for (const n of ${JSON.stringify(names)}) { const m = await import(n); console.log(n, Object.keys(m).length > 0); }`,
+      ],
+      { cwd: dir },
+    );
+    const cjs = await run(
+      process.execPath,
+      ['-e', `for (const n of ${JSON.stringify(names)}) console.log(n, Object.keys(require(n)).length > 0)`],
+      { cwd: dir },
+    );
+    for (const output of [esm.stdout, cjs.stdout]) expect(output.trim().split('\n')).toEqual(names.map((n) => `${n} true`));
+  });
+
+  it('the fake service runs from the installed package', async () => {
+    const script = `const { createFakeService } = require('@verikit/testing'); const { createClient } = require('@verikit/core');
+(async () => { const fake = await createFakeService(); const c = createClient({ apiKey: fake.credentials.apiKey, baseUrl: fake.baseUrl });
+const r = await c.kyb.createCase({ refId: 'consumer' }); console.log(r.kybCase.status); await c.close(); await fake.close(); })();`;
+    const { stdout } = await run(process.execPath, ['-e', script], { cwd: dir });
+    expect(stdout.trim()).toBe('NOT_STARTED');
+  });
+});
