@@ -1,0 +1,61 @@
+// One framework's host app in its own thread: the verikit webhook route at /verikit/webhook and a
+// bare route at /bare/webhook that verifies by hand with node:crypto and answers 204.
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { parentPort, workerData } from 'node:worker_threads';
+import { serve } from '@hono/node-server';
+import { MemoryIdempotencyStore } from '@verikit/core';
+import { verikitRouter } from '@verikit/express';
+import { verikitPlugin } from '@verikit/fastify';
+import { verikitApp } from '@verikit/hono';
+import express from 'express';
+import Fastify from 'fastify';
+import { Hono } from 'hono';
+
+const { framework, secret } = workerData;
+const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
+const options = { webhook: { secret, store: new MemoryIdempotencyStore(), onEvent: () => {} } };
+
+/** The hand-written check a team would write without verikit: HMAC, compare, parse. */
+function bareVerify(headers, body) {
+  const id = headers['svix-id'];
+  const timestamp = headers['svix-timestamp'];
+  const signatures = String(headers['svix-signature'] ?? '').split(' ');
+  if (!id || !timestamp || Math.abs(Date.now() / 1000 - Number(timestamp)) > 300) return false;
+  const expected = Buffer.from(createHmac('sha256', key).update(`${id}.${timestamp}.`).update(body).digest('base64'));
+  const ok = signatures.some((s) => {
+    const given = Buffer.from(s.slice(3));
+    return s.startsWith('v1,') && given.length === expected.length && timingSafeEqual(given, expected);
+  });
+  if (ok) JSON.parse(body.toString('utf8'));
+  return ok;
+}
+
+const ready = (port) => parentPort.postMessage(port);
+
+if (framework === 'express') {
+  const app = express();
+  app.use('/verikit', verikitRouter(options));
+  app.post('/bare/webhook', express.raw({ type: () => true }), (req, res) =>
+    res.status(bareVerify(req.headers, req.body) ? 204 : 400).end(),
+  );
+  const server = app.listen(0, '127.0.0.1', () => ready(server.address().port));
+} else if (framework === 'fastify') {
+  const app = Fastify();
+  await app.register(verikitPlugin, { prefix: '/verikit', ...options });
+  await app.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+    scope.post('/bare/webhook', async (req, reply) => reply.code(bareVerify(req.headers, req.body) ? 204 : 400).send());
+  });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  ready(app.server.address().port);
+} else {
+  const app = new Hono();
+  app.route('/verikit', verikitApp(options));
+  app.post('/bare/webhook', async (c) => {
+    const body = Buffer.from(await c.req.arrayBuffer());
+    return c.body(null, bareVerify(Object.fromEntries(c.req.raw.headers), body) ? 204 : 400);
+  });
+  const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info) => ready(info.port));
+  void server;
+}
