@@ -36,6 +36,14 @@ afterAll(async () => {
   await example?.close();
 });
 
+async function signIn(page: Page, name: string, business: string): Promise<void> {
+  await page.goto(example.url);
+  await page.fill('input[name="name"]', name);
+  await page.fill('input[name="business"]', business);
+  await page.click('button[type="submit"]');
+  await page.waitForURL(/\/dashboard$/);
+}
+
 async function decideOnHostedPage(page: Page, decision: 'approve' | 'reject'): Promise<void> {
   await page.waitForURL(/\/hosted\/\?authToken=/);
   await page.click(`button[data-decision="${decision}"]`);
@@ -44,11 +52,7 @@ async function decideOnHostedPage(page: Page, decision: 'approve' | 'reject'): P
 
 it('a person signs in, verifies their business and identity, and sees the results kept', async () => {
   const page = await browser.newPage();
-  await page.goto(example.url);
-  await page.fill('input[name="name"]', 'Jane Doe');
-  await page.fill('input[name="business"]', 'Acme Trading Ltd');
-  await page.click('button[type="submit"]');
-  await page.waitForURL(/\/dashboard$/);
+  await signIn(page, 'Jane Doe', 'Acme Trading Ltd');
   expect(await page.textContent('[data-mode]')).toBe('embedded fake service');
 
   // KYB: the invite route redirects to the hosted page; approving there fires a signed webhook.
@@ -79,11 +83,7 @@ it('a person signs in, verifies their business and identity, and sees the result
 
 it('the dashboard refreshes by itself when a webhook arrives', async () => {
   const page = await browser.newPage();
-  await page.goto(example.url);
-  await page.fill('input[name="name"]', 'Sam Roe');
-  await page.fill('input[name="business"]', 'Roe Logistics');
-  await page.click('button[type="submit"]');
-  await page.waitForURL(/\/dashboard$/);
+  await signIn(page, 'Sam Roe', 'Roe Logistics');
   // Start the KYB case through the page's own invite form, then let a reviewer move it on the service side.
   const response = await page.request.post(`${example.url}/verikit/invite/kyb`, { headers: { accept: 'application/json' } });
   expect(response.status()).toBe(200);
