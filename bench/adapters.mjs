@@ -37,14 +37,15 @@ async function load(url, path, durationSeconds) {
 }
 
 /** Runs the adapter benchmark for Express, Fastify and Hono. */
-export async function benchAdapters({ durationSeconds = 3, rounds = 3, verbose = false } = {}) {
+export async function benchAdapters({ durationSeconds = 3, rounds = 5, warmupSeconds = 3, verbose = false } = {}) {
   const results = {};
   for (const framework of ['express', 'fastify', 'hono']) {
     const worker = new Worker(new URL('./adapter-server.mjs', import.meta.url), { workerData: { framework, secret: SECRET } });
     const [port] = await once(worker, 'message');
     const url = `http://127.0.0.1:${port}`;
-    await load(url, '/verikit/webhook', 1);
-    await load(url, '/bare/webhook', 1);
+    // Warm both routes well: the first seconds run unoptimised code and would skew the first rounds.
+    await load(url, '/verikit/webhook', warmupSeconds);
+    await load(url, '/bare/webhook', warmupSeconds);
     const ours = [];
     const bare = [];
     const ratios = [];
@@ -62,7 +63,7 @@ export async function benchAdapters({ durationSeconds = 3, rounds = 3, verbose =
     results[framework] = { verikit: median(ours), bare: median(bare), ratio: median(ratios) };
   }
   console.log(
-    `adapters: webhook route, verikit vs the framework's bare hand-verified route (autocannon, 32 connections, ${rounds} alternating rounds of ${durationSeconds} s, medians):`,
+    `adapters: webhook route, verikit vs the framework's bare hand-verified route (autocannon, 32 connections, ${warmupSeconds} s warm-up each, ${rounds} alternating rounds of ${durationSeconds} s, medians):`,
   );
   for (const [framework, r] of Object.entries(results)) {
     console.log(

@@ -8,4 +8,4 @@ const quick = process.argv.includes('--quick');
 const verbose = process.argv.includes('--verbose');
 await benchVerify({ verbose, ...(quick ? { durationMs: 300, rounds: 3 } : {}) });
 await benchClient({ verbose, ...(quick ? { durationMs: 400, rounds: 5 } : {}) });
-await benchAdapters({ verbose, ...(quick ? { durationSeconds: 1, rounds: 1 } : {}) });
+await benchAdapters({ verbose, ...(quick ? { durationSeconds: 1, rounds: 1, warmupSeconds: 1 } : {}) });

@@ -64,10 +64,11 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   }
 
   private put(id: string, entry: Entry): void {
-    // Re-inserted so Map order is last-write order: the oldest entries are the cheapest to drop.
-    this.entries.delete(id);
+    // Updated in place (Map order stays first-claim order, which eviction reads oldest first):
+    // deleting and re-inserting on every completion left a hole per delivery for the Map to rehash.
+    const isNew = !this.entries.has(id);
     this.entries.set(id, entry);
-    if (this.entries.size > this.maxEntries) this.evict();
+    if (isNew && this.entries.size > this.maxEntries) this.evict();
   }
 
   /** Frees down to 90% of the bound, so the scan is paid once per many inserts, not on each. */
