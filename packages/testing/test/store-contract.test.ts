@@ -66,4 +66,15 @@ describe('MemoryIdempotencyStore bounds its memory', () => {
     now = 5000;
     expect(await store.claim('id-999', { leaseMs: 10 })).toBe('claimed');
   });
+
+  it('evicts completed ids before live leases', async () => {
+    const store = new MemoryIdempotencyStore({ maxEntries: 100 });
+    for (let i = 0; i < 50; i++) await store.claim(`lease-${i}`, { leaseMs: 60_000 });
+    for (let i = 0; i < 60; i++) {
+      await store.claim(`done-${i}`, { leaseMs: 60_000 });
+      await store.complete(`done-${i}`);
+    }
+    expect(store.size).toBeLessThanOrEqual(100);
+    for (let i = 0; i < 50; i++) expect(await store.claim(`lease-${i}`, { leaseMs: 60_000 })).toBe('in-progress');
+  });
 });

@@ -71,18 +71,18 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     if (isNew && this.entries.size > this.maxEntries) this.evict();
   }
 
-  /** Frees down to 90% of the bound, so the scan is paid once per many inserts, not on each. */
+  /**
+   * Frees down to 90% of the bound, oldest first, so the walk is paid once per many inserts and
+   * stops as soon as enough is free: expired entries and completed ids go; live leases stay
+   * unless only they are left over the bound.
+   */
   private evict(): void {
     const target = Math.floor(this.maxEntries * 0.9);
     const now = this.now();
     for (const [id, entry] of this.entries) {
-      if (expiryOf(entry) <= now) this.entries.delete(id);
-    }
-    for (const [id, entry] of this.entries) {
       if (this.entries.size <= target) return;
-      if (isDone(entry)) this.entries.delete(id);
+      if (isDone(entry) || expiryOf(entry) <= now) this.entries.delete(id);
     }
-    // Only live leases left over the bound: drop the oldest rather than grow without limit.
     for (const id of this.entries.keys()) {
       if (this.entries.size <= target) return;
       this.entries.delete(id);

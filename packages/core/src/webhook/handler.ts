@@ -89,6 +89,51 @@ function reply(
 }
 
 const TIMED_OUT = Symbol('timed-out');
+
+/**
+ * Deadlines for in-flight deliveries, checked by one interval while any are pending. A timer per
+ * delivery was a measurable share of the route's cost; a deadline may now fire up to a tenth of
+ * `deadlineMs` (at most 250 ms) late, still well inside Svix's 15 s.
+ */
+class DeadlineSweeper {
+  private readonly pending = new Map<number, { due: number; expire: () => void }>();
+  private readonly tickMs: number;
+  private timer: ReturnType<typeof setInterval> | undefined;
+  private next = 0;
+
+  constructor(private readonly deadlineMs: number) {
+    this.tickMs = Math.max(1, Math.min(250, Math.floor(deadlineMs / 10)));
+  }
+
+  watch(expire: () => void): number {
+    const id = this.next++;
+    this.pending.set(id, { due: Date.now() + this.deadlineMs, expire });
+    if (this.timer === undefined) {
+      this.timer = setInterval(() => this.sweep(), this.tickMs);
+      // Pending work keeps its own server alive; the sweeper alone must not hold the process open.
+      (this.timer as { unref?: () => void }).unref?.();
+    }
+    return id;
+  }
+
+  forget(id: number): void {
+    this.pending.delete(id);
+  }
+
+  private sweep(): void {
+    const now = Date.now();
+    // Map order is watch order, so due times ascend: stop at the first that is not due.
+    for (const [id, entry] of this.pending) {
+      if (entry.due > now) break;
+      this.pending.delete(id);
+      entry.expire();
+    }
+    if (this.pending.size === 0) {
+      clearInterval(this.timer);
+      this.timer = undefined;
+    }
+  }
+}
 const COMPLETE_ATTEMPTS = 6;
 
 /** Builds the handler over a verifier factory (the platform's node:crypto or WebCrypto one). */
@@ -117,6 +162,7 @@ export function createHandlerWith(
   const identify = options.identify ?? defaultIdentify;
   const retryAfter = { 'retry-after': String(Math.ceil(Math.min(leaseMs, 30_000) / 1000)) };
   const report = options.onError ?? (() => {});
+  const deadlines = new DeadlineSweeper(deadlineMs);
 
   const complete = async (id: string, stage: 'complete' | 'late-complete'): Promise<void> => {
     // The work is done: a transient store failure must not turn into a second run, so insist.
@@ -196,16 +242,16 @@ export function createHandlerWith(
     } catch (error) {
       work = Promise.reject(error);
     }
-    // One promise settled by whichever comes first, the work or the deadline: cheaper than Promise.race.
+    // Settled by whichever comes first, the work or the deadline (one shared sweeper, not a timer per delivery).
     const outcome = await new Promise<'ok' | 'failed' | typeof TIMED_OUT>((resolve) => {
-      const timer = setTimeout(() => resolve(TIMED_OUT), deadlineMs);
+      const watch = deadlines.watch(() => resolve(TIMED_OUT));
       work.then(
         () => {
-          clearTimeout(timer);
+          deadlines.forget(watch);
           resolve('ok');
         },
         () => {
-          clearTimeout(timer);
+          deadlines.forget(watch);
           resolve('failed');
         },
       );
