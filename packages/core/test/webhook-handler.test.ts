@@ -235,6 +235,23 @@ describe('ctx.fetchResult reads the authoritative result by refId', () => {
   });
   afterAll(() => server.close());
 
+  it('works when onEvent destructures ctx', async () => {
+    const client = createClient({ apiKey: 'sk_test', baseUrl: server.url, maxRetries: 0 });
+    const seen: unknown[] = [];
+    const handle = builds[0][1].createWebhookHandler({
+      secret: SECRET,
+      store: new MemoryIdempotencyStore(),
+      client,
+      onEvent: async ({ fetchResult, id, signal }) => {
+        seen.push(id, signal.aborted, (await fetchResult()).kind);
+      },
+    });
+    server.handle(json(200, detailsPayload({ refId: 'biz-1' })));
+    expect((await handle(post(EVENT, svixHeaders(EVENT, { id: 'msg_destructured' })))).status).toBe(204);
+    expect(seen).toEqual(['msg_destructured', false, 'kyb']);
+    await client.close();
+  });
+
   it.each(builds)('KYB and KYC, %s', async (_name, build) => {
     const client = createClient({ apiKey: 'sk_test', baseUrl: server.url, maxRetries: 0 });
     const results: unknown[] = [];

@@ -136,6 +136,40 @@ class DeadlineSweeper {
 }
 const COMPLETE_ATTEMPTS = 6;
 
+/**
+ * The `ctx` of one delivery. A class, so nothing is allocated per delivery for what `onEvent`
+ * does not read; the AbortController behind `signal` is made only if someone asks for it.
+ */
+class DeliveryContext implements WebhookContext {
+  private controller: AbortController | undefined;
+  private expired = false;
+
+  constructor(
+    readonly event: unknown,
+    readonly id: string,
+    readonly timestamp: number,
+    readonly subject: EventSubject | null,
+    private readonly client: VerikitClient | undefined,
+  ) {}
+
+  get signal(): AbortSignal {
+    this.controller ??= new AbortController();
+    if (this.expired) this.controller.abort(new Error('webhook handler deadline passed'));
+    return this.controller.signal;
+  }
+
+  // A getter, so `({ fetchResult }) => ...` keeps working; the function is made only when read.
+  get fetchResult(): () => Promise<FetchedResult> {
+    return () => fetchResult(this.client, this.subject);
+  }
+
+  /** The deadline passed: abort the signal (now, or whenever it is first read). */
+  expire(): void {
+    this.expired = true;
+    if (this.controller) void this.signal;
+  }
+}
+
 /** Builds the handler over a verifier factory (the platform's node:crypto or WebCrypto one). */
 export function createHandlerWith(
   options: WebhookHandlerOptions,
@@ -218,24 +252,7 @@ export function createHandlerWith(
     } catch {
       subject = null;
     }
-    // Made on first use: an AbortController per delivery costs more than the rest of the route.
-    let controller: AbortController | undefined;
-    let timedOut = false;
-    const signal = (): AbortSignal => {
-      controller ??= new AbortController();
-      if (timedOut) controller.abort(new Error('webhook handler deadline passed'));
-      return controller.signal;
-    };
-    const ctx: WebhookContext = {
-      event,
-      id: delivery.id,
-      timestamp: delivery.timestamp,
-      subject,
-      get signal() {
-        return signal();
-      },
-      fetchResult: () => fetchResult(options.client, subject),
-    };
+    const ctx = new DeliveryContext(event, delivery.id, delivery.timestamp, subject, options.client);
     let work: Promise<unknown>;
     try {
       work = Promise.resolve(onEvent(ctx));
@@ -265,8 +282,7 @@ export function createHandlerWith(
       return reply(500, 'handler_failed');
     }
     // Too slow for the sender: answer now, keep the lease, and record what the work turns out to be.
-    timedOut = true;
-    if (controller) signal();
+    ctx.expire();
     work.then(
       () => complete(delivery.id, 'late-complete'),
       () => release(delivery.id, 'late-release'),
