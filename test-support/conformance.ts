@@ -41,13 +41,7 @@ export function conformanceSuite<Req>(adapter: AdapterUnderTest<Req>): void {
     beforeAll(async () => {
       fake = await createFakeService({ webhooks: { retrySchedule: [0, 20, 50, 100, 200, 400] } });
       secret = fake.credentials.webhookSecret;
-      client = createClient({
-        apiKey: fake.credentials.apiKey,
-        baseUrl: fake.baseUrl,
-        webUrl: fake.webUrl,
-        publicKey: fake.credentials.publicKey,
-        maxRetries: 0,
-      });
+      client = createClient({ ...fake.clientOptions, maxRetries: 0 });
     });
     afterAll(async () => {
       await Promise.all(apps.map((a) => a.close()));

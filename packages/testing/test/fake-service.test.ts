@@ -23,14 +23,7 @@ const fastRetries = { retrySchedule: [0, 20, 40, 80, 160] };
 
 beforeAll(async () => {
   fake = await createFakeService({ webhooks: fastRetries });
-  client = createClient({
-    apiKey: fake.credentials.apiKey,
-    baseUrl: fake.baseUrl,
-    webUrl: fake.webUrl,
-    publicKey: fake.credentials.publicKey,
-    maxRetries: 0,
-    kycStatuses: { approved: ['APPROVED'], rejected: ['REJECTED'] },
-  });
+  client = createClient({ ...fake.clientOptions, maxRetries: 0, kycStatuses: { approved: ['APPROVED'], rejected: ['REJECTED'] } });
 });
 afterEach(() => fake.faults.clear());
 afterAll(async () => {

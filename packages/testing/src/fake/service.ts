@@ -1,7 +1,7 @@
 import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { buildVerificationLink, type KybCaseDetails, type KybStatus, type KycResult } from '@verikit/core';
+import { buildVerificationLink, type ClientOptions, type KybCaseDetails, type KybStatus, type KycResult } from '@verikit/core';
 import { webhookEventFixture } from '../fixtures.js';
 import { type FakeRoute, FaultInjector } from './faults.js';
 import { hostedError, hostedPage } from './hosted-page.js';
@@ -47,6 +47,8 @@ export interface FakeService {
   credentials: FakeCredentials;
   /** The environment name the hosted page accepts. */
   environment: 'Sandbox' | 'Production';
+  /** Everything `createClient` needs to talk to this fake as its first organization. */
+  clientOptions: Required<Pick<ClientOptions, 'apiKey' | 'baseUrl' | 'webUrl' | 'publicKey' | 'environment'>>;
   /** Adds an organization (its cases are invisible to the others). */
   addOrganization(options?: FakeOrganizationOptions): FakeOrganization;
   /** The flows `GET /kyb/flows` lists (mutable). */
@@ -414,6 +416,13 @@ export async function createFakeService(options: FakeServiceOptions = {}): Promi
     webUrl,
     credentials: { apiKey: first.apiKey, publicKey: first.publicKey, webhookSecret: first.webhookSecret },
     environment,
+    clientOptions: {
+      apiKey: first.apiKey,
+      baseUrl: origin,
+      webUrl,
+      publicKey: first.publicKey,
+      environment: environment === 'Production' ? 'production' : 'sandbox',
+    },
     addOrganization,
     flows: state.flows,
     kyb: {
