@@ -217,15 +217,18 @@ export function createHandlerWith(
 
   return async (request) => {
     const body = request?.body;
-    if (!isEmptyBody(body) && exceedsBytes(body as WebhookBody, maxBodyBytes)) return webhookResponses.payloadTooLarge();
+    const empty = isEmptyBody(body);
+    if (!empty && exceedsBytes(body as WebhookBody, maxBodyBytes)) return webhookResponses.payloadTooLarge();
     if (String(request?.method).toUpperCase() !== 'POST') return reply(405, 'method_not_allowed', {}, { allow: 'POST' });
-    if (isEmptyBody(body)) return reply(400, 'empty_body');
+    if (empty) return reply(400, 'empty_body');
 
     let delivery: { id: string; timestamp: number };
     let text: string;
     try {
-      delivery = await verifier.verify(request.headers, body as WebhookBody);
-      text = bodyText(asHashable(body as WebhookBody));
+      // Converted once: the verifier hashes these bytes and the JSON is read from the same ones.
+      const bytes = asHashable(body as WebhookBody);
+      delivery = await verifier.verify(request.headers, bytes);
+      text = bodyText(bytes);
     } catch (error) {
       if (error instanceof WebhookVerificationError) return reply(400, 'invalid_signature', { reason: error.reason });
       throw error;
