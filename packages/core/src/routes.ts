@@ -1,6 +1,7 @@
 import type { VerikitClient } from './client/client.js';
 import { ConfigurationError } from './errors.js';
 import { createInviteHandler, type InviteHandler, type KybInviteOptions, type KycInviteOptions } from './invite/handler.js';
+import { rawHeader } from './util/headers.js';
 import type { WebhookHandler, WebhookHandlerOptions, WebhookResponse } from './webhook/handler.js';
 import type { WebhookHeaders } from './webhook/input.js';
 
@@ -63,10 +64,7 @@ export const webhookResponses = {
 
 /** Whether the request's Content-Length already says the body is too large (so it need not be read). */
 export function declaredLengthExceeds(headers: WebhookHeaders, limit: number): boolean {
-  const value =
-    typeof (headers as Headers).get === 'function'
-      ? (headers as Headers).get('content-length')
-      : (headers as Record<string, unknown>)['content-length'];
+  const value = rawHeader(headers, 'content-length');
   const length = typeof value === 'string' ? Number(value) : Number.NaN;
   return Number.isFinite(length) && length > limit;
 }

@@ -1,6 +1,7 @@
 import type { CreateKybCaseInput, CreateKycSessionInput, VerikitClient } from '../client/client.js';
 import { AbortedError, ApiError, AuthenticationError, ConnectionError, RateLimitError, TimeoutError } from '../client/errors.js';
 import { ConfigurationError } from '../errors.js';
+import { type HeaderSource, rawHeader } from '../util/headers.js';
 
 /** The signed-in business an invite is for: your refId, and optionally the flow and country. */
 export type KybParty = CreateKybCaseInput;
@@ -24,7 +25,7 @@ export interface KycInviteOptions<Req> {
 /** What an invite route receives from the adapter. */
 export interface InviteRequest<Req> {
   method: string;
-  headers: Headers | Readonly<Record<string, string | readonly string[] | undefined>>;
+  headers: HeaderSource;
   /** The framework's own request, handed to your resolve callback. */
   request: Req;
 }
@@ -45,14 +46,13 @@ function reply(status: InviteResponse['status'], body: Record<string, unknown>, 
   return { status, headers: { 'content-type': 'application/json', ...PRIVATE, ...headers }, body: JSON.stringify(body) };
 }
 
-function header(headers: InviteRequest<unknown>['headers'], name: string): string {
-  if (typeof (headers as Headers).get === 'function') return (headers as Headers).get(name) ?? '';
-  const value = (headers as Record<string, string | readonly string[] | undefined>)[name];
-  return Array.isArray(value) ? value.join(',') : ((value as string | undefined) ?? '');
+function header(headers: HeaderSource, name: string): string {
+  const value = rawHeader(headers, name);
+  return typeof value === 'string' ? value : (value?.join(',') ?? '');
 }
 
 /** A browser form post (Accept led by text/html) gets a 303 to the link; API callers get JSON. */
-function wantsRedirect(headers: InviteRequest<unknown>['headers']): boolean {
+function wantsRedirect(headers: HeaderSource): boolean {
   const accept = header(headers, 'accept').toLowerCase();
   const html = accept.indexOf('text/html');
   const json = accept.indexOf('application/json');

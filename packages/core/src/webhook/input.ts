@@ -1,7 +1,8 @@
+import { type HeaderSource, rawHeader } from '../util/headers.js';
 import { WebhookVerificationError } from './errors.js';
 
 /** Request headers as a plain object (any case; Node's `req.headers` works) or a Fetch `Headers`. */
-export type WebhookHeaders = Headers | Readonly<Record<string, string | readonly string[] | undefined>>;
+export type WebhookHeaders = HeaderSource;
 
 /** The raw request body, exactly as received. */
 export type WebhookBody = string | Uint8Array | ArrayBuffer;
@@ -9,22 +10,10 @@ export type WebhookBody = string | Uint8Array | ArrayBuffer;
 const MAX_ID_LENGTH = 256;
 
 function lookup(headers: WebhookHeaders, name: string): string | undefined {
-  if (typeof (headers as Headers).get === 'function' && typeof (headers as Headers).has === 'function') {
-    return (headers as Headers).get(name) ?? undefined;
-  }
-  const record = headers as Record<string, string | readonly string[] | undefined>;
-  let value = record[name];
-  if (value === undefined) {
-    for (const key in record) {
-      if (key.length === name.length && key.toLowerCase() === name) {
-        value = record[key];
-        break;
-      }
-    }
-  }
+  const value = rawHeader(headers, name);
   if (value === undefined || typeof value === 'string') return value;
   // A header sent twice: only an exact repeat is unambiguous.
-  if (Array.isArray(value) && value.length > 0 && value.every((v) => v === value[0])) return value[0];
+  if (value.length > 0 && value.every((v) => v === value[0])) return value[0];
   throw new WebhookVerificationError('invalid_header');
 }
 

@@ -1,0 +1,16 @@
+/** Request headers as a plain object (any case; Node's `req.headers` works) or a Fetch `Headers`. */
+export type HeaderSource = Headers | Readonly<Record<string, string | readonly string[] | undefined>>;
+
+/** A header's raw value by lower-case name, from either form; repeated headers may come as an array. */
+export function rawHeader(headers: HeaderSource, name: string): string | readonly string[] | undefined {
+  if (typeof (headers as Headers).get === 'function' && typeof (headers as Headers).has === 'function') {
+    return (headers as Headers).get(name) ?? undefined;
+  }
+  const record = headers as Readonly<Record<string, string | readonly string[] | undefined>>;
+  const exact = record[name];
+  if (exact !== undefined) return exact;
+  for (const key in record) {
+    if (key.length === name.length && key.toLowerCase() === name) return record[key];
+  }
+  return undefined;
+}
