@@ -2,11 +2,9 @@ import type { VerikitClient } from './client/client.js';
 import { ConfigurationError } from './errors.js';
 import { createInviteHandler, type InviteHandler, type KybInviteOptions, type KycInviteOptions } from './invite/handler.js';
 import { rawHeader } from './util/headers.js';
-import type { WebhookHandler, WebhookHandlerOptions, WebhookResponse } from './webhook/handler.js';
+import type { WebhookHandler, WebhookHandlerOptions } from './webhook/handler.js';
 import type { WebhookHeaders } from './webhook/input.js';
-
-/** Default largest webhook body: 1 MiB, Svix's own maximum. */
-export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+import { DEFAULT_MAX_BODY_BYTES } from './webhook/responses.js';
 
 /**
  * The options every adapter takes: the webhook route and the invite routes, each mounted only when
@@ -46,21 +44,6 @@ export function createRoutesWith<Req>(
   if (invite?.kyc) routes.inviteKyc = createInviteHandler(client as VerikitClient, { kind: 'kyc', options: invite.kyc });
   return routes;
 }
-
-const failure = (status: 413 | 500, error: string, message?: string): WebhookResponse => ({
-  status,
-  headers: { 'content-type': 'application/json', 'cache-control': 'no-store' },
-  body: JSON.stringify(message === undefined ? { error } : { error, message }),
-});
-
-/** Answers adapters give when the framework, not the handler, decides. */
-export const webhookResponses = {
-  /** The framework refused a body over `maxBodyBytes` before the handler saw it. */
-  payloadTooLarge: (): WebhookResponse => failure(413, 'payload_too_large'),
-  /** A body parser of the host app consumed the raw bytes; says how to fix it (never "bad signature"). */
-  rawBodyUnavailable: (fix: string): WebhookResponse =>
-    failure(500, 'raw_body_unavailable', `The webhook body was parsed before verikit could read its raw bytes. ${fix}`),
-};
 
 /** Whether the request's Content-Length already says the body is too large (so it need not be read). */
 export function declaredLengthExceeds(headers: WebhookHeaders, limit: number): boolean {

@@ -54,13 +54,7 @@ export {
   readTokenExpiry,
   type VerificationLinkInput,
 } from './link/link.js';
-export {
-  DEFAULT_MAX_BODY_BYTES,
-  declaredLengthExceeds,
-  type VerikitRoutes,
-  type VerikitRoutesOptions,
-  webhookResponses,
-} from './routes.js';
+export { declaredLengthExceeds, type VerikitRoutes, type VerikitRoutesOptions } from './routes.js';
 export * from './schemas/kyb.js';
 export * from './schemas/kyc.js';
 export type { OpenEnum } from './schemas/open-enum.js';
@@ -78,4 +72,5 @@ export type {
 } from './webhook/handler.js';
 export { defaultIdentify, type EventKind, type EventSubject, type IdentifyEvent } from './webhook/identify.js';
 export type { WebhookBody, WebhookHeaders } from './webhook/input.js';
+export { DEFAULT_MAX_BODY_BYTES, webhookResponses } from './webhook/responses.js';
 export { MAX_SIGNATURES, type VerifiedDelivery, type WebhookVerifier, type WebhookVerifierOptions } from './webhook/verify.js';

@@ -1,12 +1,12 @@
 import type { VerikitClient } from '../client/client.js';
 import { ConfigurationError, InvalidArgumentError } from '../errors.js';
-import { DEFAULT_MAX_BODY_BYTES, webhookResponses } from '../routes.js';
 import type { KybCaseDetails } from '../schemas/kyb.js';
 import type { KycResult } from '../schemas/kyc.js';
 import type { IdempotencyStore } from '../store/store.js';
 import { WebhookVerificationError } from './errors.js';
 import { defaultIdentify, type EventSubject, type IdentifyEvent } from './identify.js';
 import { asHashable, bodyText, exceedsBytes, isEmptyBody, type WebhookBody, type WebhookHeaders } from './input.js';
+import { DEFAULT_MAX_BODY_BYTES, reply, webhookResponses } from './responses.js';
 import type { WebhookVerifier, WebhookVerifierOptions } from './verify.js';
 
 /** The authoritative result behind an event, read by refId (a webhook alone is never a decision). */
@@ -74,19 +74,6 @@ export interface WebhookResponse {
 export type WebhookHandler = (request: WebhookRequest) => Promise<WebhookResponse>;
 
 const NO_CONTENT: WebhookResponse = { status: 204, headers: { 'cache-control': 'no-store' }, body: '' };
-
-function reply(
-  status: WebhookResponse['status'],
-  error: string,
-  extra: Record<string, string> = {},
-  headers: Record<string, string> = {},
-): WebhookResponse {
-  return {
-    status,
-    headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers },
-    body: JSON.stringify({ error, ...extra }),
-  };
-}
 
 const TIMED_OUT = Symbol('timed-out');
 
