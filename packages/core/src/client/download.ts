@@ -1,8 +1,8 @@
 import { InvalidArgumentError } from '../errors.js';
 import type { SignedDocumentUrl } from '../schemas/kyb.js';
-import { AbortedError, type ClientError, ConnectionError, type RequestContext, TimeoutError } from './errors.js';
+import { type ClientError, type RequestContext, TimeoutError } from './errors.js';
 import type { Executor } from './execute.js';
-import { classifyNetworkError, type Transport, TransportTimeout } from './transport.js';
+import { type Transport, transportFailure } from './transport.js';
 
 /** A document being downloaded: a stream, never the whole file in memory. */
 export interface DocumentDownload {
@@ -54,8 +54,6 @@ export async function openSignedUrl(
     const text = await new Response(response.body).text();
     return { refused: executor.httpError(response.status, text, undefined, { ...context, requestId: undefined }) };
   } catch (error) {
-    if (signal?.aborted) throw new AbortedError(context, signal.reason);
-    if (error instanceof TransportTimeout) throw new TimeoutError('attempt', timeoutMs, context);
-    throw new ConnectionError(classifyNetworkError(error), context, error);
+    throw transportFailure(error, signal, context, () => new TimeoutError('attempt', timeoutMs, context));
   }
 }

@@ -18,7 +18,7 @@ import {
 } from './errors.js';
 import type { ResolvedOptions } from './options.js';
 import { type AttemptOutcome, backoffDelay, isRetryable, parseRetryAfter, type RetryPolicy } from './retry.js';
-import { type BufferedResponse, classifyNetworkError, type Transport, TransportTimeout } from './transport.js';
+import { type BufferedResponse, type Transport, transportFailure } from './transport.js';
 
 /** One API call as the endpoint methods describe it. */
 export interface Call<T> {
@@ -112,14 +112,11 @@ export class Executor {
       });
     } catch (error) {
       // Only the exchange itself is in here: a bug elsewhere must not pass for a network failure.
-      let failure: ClientError;
-      if (call.signal?.aborted) failure = new AbortedError(context, call.signal.reason);
-      else if (error instanceof TransportTimeout) {
-        failure =
-          request.remaining < options.timeoutMs
-            ? new TimeoutError('deadline', options.deadlineMs, context)
-            : new TimeoutError('attempt', options.timeoutMs, context);
-      } else failure = new ConnectionError(classifyNetworkError(error), context, error);
+      const failure = transportFailure(error, call.signal, context, () =>
+        request.remaining < options.timeoutMs
+          ? new TimeoutError('deadline', options.deadlineMs, context)
+          : new TimeoutError('attempt', options.timeoutMs, context),
+      );
       this.report(context, started, undefined, undefined, failure.code);
       if (failure instanceof ConnectionError) return { failure, outcome: { kind: 'network', failure: failure.failure } };
       if (failure instanceof TimeoutError && failure.kind === 'attempt') return { failure, outcome: { kind: 'timeout' } };

@@ -1,4 +1,4 @@
-import type { ConnectionFailure } from './errors.js';
+import { AbortedError, ConnectionError, type ConnectionFailure, type RequestContext, type TimeoutError } from './errors.js';
 
 /** One HTTP exchange as the client's retry loop sees it, independent of undici or fetch. */
 export interface TransportRequest {
@@ -90,4 +90,19 @@ export async function withTimeoutSignal<T>(request: TransportRequest, start: (si
     clearTimeout(timer);
     request.signal?.removeEventListener('abort', onAbort);
   }
+}
+
+/**
+ * A failed exchange as the client's error: the caller's abort first, then the transport's own
+ * timeout (which `timeout` names: a per-attempt limit or the overall deadline), else the connection.
+ */
+export function transportFailure(
+  error: unknown,
+  signal: AbortSignal | undefined,
+  context: RequestContext,
+  timeout: () => TimeoutError,
+): AbortedError | TimeoutError | ConnectionError {
+  if (signal?.aborted) return new AbortedError(context, signal.reason);
+  if (error instanceof TransportTimeout) return timeout();
+  return new ConnectionError(classifyNetworkError(error), context, error);
 }
