@@ -141,7 +141,7 @@ class DeliveryContext implements WebhookContext {
 
   get signal(): AbortSignal {
     this.controller ??= new AbortController();
-    if (this.expired) this.controller.abort(new Error('webhook handler deadline passed'));
+    this.abortIfExpired();
     return this.controller.signal;
   }
 
@@ -153,7 +153,13 @@ class DeliveryContext implements WebhookContext {
   /** The deadline passed: abort the signal (now, or whenever it is first read). */
   expire(): void {
     this.expired = true;
-    if (this.controller) void this.signal;
+    this.abortIfExpired();
+  }
+
+  private abortIfExpired(): void {
+    if (this.expired && this.controller && !this.controller.signal.aborted) {
+      this.controller.abort(new Error('webhook handler deadline passed'));
+    }
   }
 }
 
