@@ -38,6 +38,24 @@ const rawPost = (path: string, body: unknown, apiKey = fake.credentials.apiKey) 
     body: JSON.stringify(body),
   });
 
+type Receiver = Awaited<ReturnType<typeof startReceiver>>;
+type ReceiverOptions = Parameters<typeof startReceiver>[0];
+
+/** Runs `body` with receivers registered as the fake's endpoints, unregistering and closing them after. */
+async function withReceivers<const O extends readonly ReceiverOptions[]>(
+  options: O,
+  body: (receivers: { [K in keyof O]: Receiver }) => Promise<void>,
+): Promise<void> {
+  const receivers = await Promise.all(options.map((o) => startReceiver(o)));
+  for (const r of receivers) fake.webhooks.addEndpoint(r.url);
+  try {
+    await body(receivers as { [K in keyof O]: Receiver });
+  } finally {
+    for (const r of receivers) fake.webhooks.removeEndpoint(r.url);
+    await Promise.all(receivers.map((r) => r.close()));
+  }
+}
+
 /** Opens a hosted link and presses a button, as a person would, over plain HTTP. */
 async function decide(link: string, decision: 'approve' | 'reject' | 'review', businessName?: string): Promise<string> {
   const page = await fetch(link);
@@ -60,9 +78,7 @@ async function decide(link: string, decision: 'approve' | 'reject' | 'review', b
 
 describe('the core client against the fake: every endpoint', () => {
   it('KYB lifecycle: create case, link, portal approval, signed webhook, details read', async () => {
-    const receiver = await startReceiver({ secret: fake.credentials.webhookSecret, client });
-    fake.webhooks.addEndpoint(receiver.url);
-    try {
+    await withReceivers([{ secret: fake.credentials.webhookSecret, client }], async ([receiver]) => {
       const created = await client.kyb.createCase({ refId: 'acme-1', country: 'GB', countryState: 'LND' });
       expect(created.kybCase).toMatchObject({ refId: 'acme-1', status: 'NOT_STARTED', flow: 'flow_kyb_standard' });
       const hoursValid = ((readTokenExpiry(created.token)?.getTime() ?? 0) - Date.now()) / 3_600_000;
@@ -86,10 +102,7 @@ describe('the core client against the fake: every endpoint', () => {
       const download = await client.kyb.downloadDocument(files[0]!);
       expect(download.contentType).toBe('application/pdf');
       expect(await new Response(download.body).text()).toContain('certificate-of-incorporation.pdf');
-    } finally {
-      fake.webhooks.removeEndpoint(receiver.url);
-      await receiver.close();
-    }
+    });
   });
 
   it('KYC lifecycle: session, link, result (approve and reject)', async () => {
@@ -213,9 +226,7 @@ describe('the core client against the fake: every endpoint', () => {
 
 describe('webhook delivery', () => {
   it('deliveries are Svix-signed: core verifies them; retried until a 2xx, attempts recorded', async () => {
-    const receiver = await startReceiver({ secret: fake.credentials.webhookSecret, failFirst: 2 });
-    fake.webhooks.addEndpoint(receiver.url);
-    try {
+    await withReceivers([{ secret: fake.credentials.webhookSecret, failFirst: 2 }], async ([receiver]) => {
       await client.kyb.createCase({ refId: 'hooks-1' });
       fake.kyb.setStatus('hooks-1', 'IN_REVIEW');
       await fake.webhooks.settle();
@@ -230,35 +241,23 @@ describe('webhook delivery', () => {
         type: 'kyb.case.status_changed',
         data: { refId: 'hooks-1', status: 'IN_REVIEW', previousStatus: 'NOT_STARTED' },
       });
-    } finally {
-      fake.webhooks.removeEndpoint(receiver.url);
-      await receiver.close();
-    }
+    });
   });
 
   it('a delivery that never succeeds is given up after the schedule', async () => {
-    const receiver = await startReceiver({ secret: fake.credentials.webhookSecret, failFirst: 100 });
-    fake.webhooks.addEndpoint(receiver.url);
-    try {
+    await withReceivers([{ secret: fake.credentials.webhookSecret, failFirst: 100 }], async ([receiver]) => {
       await client.kyb.createCase({ refId: 'hooks-2' });
       fake.kyb.setStatus('hooks-2', 'IN_REVIEW');
       await fake.webhooks.settle();
       expect(fake.webhooks.attempts.filter((a) => a.endpoint === receiver.url)).toHaveLength(fastRetries.retrySchedule.length);
       expect(fake.webhooks.messages.find((m) => m.endpoint === receiver.url)?.state).toBe('failed');
-    } finally {
-      fake.webhooks.removeEndpoint(receiver.url);
-      await receiver.close();
-    }
+    });
   });
 
   it('during a secret rotation both the old and the new secret verify; after it, only the new', async () => {
     const oldSecret = fake.credentials.webhookSecret;
     const newSecret = fake.webhooks.rotateSecret();
-    const oldReceiver = await startReceiver({ secret: oldSecret });
-    const newReceiver = await startReceiver({ secret: newSecret });
-    fake.webhooks.addEndpoint(oldReceiver.url);
-    fake.webhooks.addEndpoint(newReceiver.url);
-    try {
+    await withReceivers([{ secret: oldSecret }, { secret: newSecret }], async ([oldReceiver, newReceiver]) => {
       await client.kyb.createCase({ refId: 'rotate-1' });
       fake.kyb.setStatus('rotate-1', 'IN_PROGRESS');
       await fake.webhooks.settle();
@@ -269,11 +268,7 @@ describe('webhook delivery', () => {
       await fake.webhooks.settle();
       expect(newReceiver.events).toHaveLength(2);
       expect(oldReceiver.events).toHaveLength(1);
-    } finally {
-      fake.webhooks.removeEndpoint(oldReceiver.url);
-      fake.webhooks.removeEndpoint(newReceiver.url);
-      await Promise.all([oldReceiver.close(), newReceiver.close()]);
-    }
+    });
   });
 });
 
