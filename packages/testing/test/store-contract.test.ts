@@ -8,29 +8,14 @@ describe('MemoryIdempotencyStore keeps the store contract', () => {
 });
 
 describe('the contract catches broken stores', () => {
-  // A store whose claim is not atomic: check-then-set across an await.
-  class RacyStore implements IdempotencyStore {
-    private readonly seen = new Map<string, 'leased' | 'done'>();
-    async claim(id: string): Promise<'claimed' | 'in-progress' | 'done'> {
-      const state = this.seen.get(id);
-      await new Promise((resolve) => setImmediate(resolve));
-      if (state === 'done') return 'done';
-      if (state === 'leased') return 'in-progress';
-      this.seen.set(id, 'leased');
-      return 'claimed';
-    }
-    async complete(id: string) {
-      this.seen.set(id, 'done');
-    }
-    async release(id: string) {
-      this.seen.delete(id);
-    }
-  }
-  // A store whose release forgets completions too.
-  class ForgetfulStore implements IdempotencyStore {
+  // A naive map store: its release forgets completions too, and with `atomic: false` its claim
+  // checks, yields, then sets, so concurrent claims all see the id free.
+  class NaiveStore implements IdempotencyStore {
     private readonly state = new Map<string, 'leased' | 'done'>();
+    constructor(private readonly atomic: boolean) {}
     async claim(id: string): Promise<'claimed' | 'in-progress' | 'done'> {
       const current = this.state.get(id);
+      if (!this.atomic) await new Promise((resolve) => setImmediate(resolve));
       if (current === 'done') return 'done';
       if (current === 'leased') return 'in-progress';
       this.state.set(id, 'leased');
@@ -45,8 +30,8 @@ describe('the contract catches broken stores', () => {
   }
 
   it.each([
-    ['a non-atomic claim', () => new RacyStore(), 'of 50 concurrent claims exactly one wins'],
-    ['a release that drops completions', () => new ForgetfulStore(), 'release does not undo a completion'],
+    ['a non-atomic claim', () => new NaiveStore(false), 'of 50 concurrent claims exactly one wins'],
+    ['a release that drops completions', () => new NaiveStore(true), 'release does not undo a completion'],
   ])('%s fails its case', async (_name, make, caseName) => {
     const broken = idempotencyStoreContract({ createStore: make }).find((c) => c.name === caseName)!;
     await expect(broken.run()).rejects.toThrow(/expected/);
