@@ -1,7 +1,7 @@
 import type { CreateKybCaseInput, CreateKycSessionInput, VerikitClient } from '../client/client.js';
 import { AbortedError, ApiError, AuthenticationError, ConnectionError, RateLimitError, TimeoutError } from '../client/errors.js';
 import { ConfigurationError } from '../errors.js';
-import { type HeaderSource, rawHeader } from '../util/headers.js';
+import { type HeaderSource, isPost, rawHeader } from '../util/headers.js';
 
 /** The signed-in business an invite is for: your refId, and optionally the flow and country. */
 export type KybParty = CreateKybCaseInput;
@@ -102,7 +102,7 @@ export function createInviteHandler<Req>(
     );
   }
   return async ({ method, headers, request }) => {
-    if (String(method).toUpperCase() !== 'POST') return reply(405, { error: 'method_not_allowed' }, { allow: 'POST' });
+    if (!isPost(method)) return reply(405, { error: 'method_not_allowed' }, { allow: 'POST' });
     let party: KybParty | KycParty | null;
     try {
       party = await resolve(request);

@@ -66,9 +66,10 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   private put(id: string, entry: Entry): void {
     // Updated in place (Map order stays first-claim order, which eviction reads oldest first):
     // deleting and re-inserting on every completion left a hole per delivery for the Map to rehash.
-    const isNew = !this.entries.has(id);
+    // A grown size tells a new id, so there is no separate lookup first.
+    const before = this.entries.size;
     this.entries.set(id, entry);
-    if (isNew && this.entries.size > this.maxEntries) this.evict();
+    if (this.entries.size > before && this.entries.size > this.maxEntries) this.evict();
   }
 
   /**

@@ -2,7 +2,13 @@ import { createRoutesWith, type VerikitRoutes, type VerikitRoutesOptions } from 
 import { createHandlerWith, type WebhookHandler, type WebhookHandlerOptions } from './handler.js';
 import type { HmacEngine } from './hmac.js';
 import type { WebhookBody, WebhookHeaders } from './input.js';
-import { createVerifierWith, type VerifiedDelivery, type WebhookVerifier, type WebhookVerifierOptions } from './verify.js';
+import {
+  createDeliveryCheck,
+  createVerifierWith,
+  type VerifiedDelivery,
+  type WebhookVerifier,
+  type WebhookVerifierOptions,
+} from './verify.js';
 
 /** Input of the one-shot `verifyWebhook`. */
 export interface VerifyWebhookInput extends Omit<WebhookVerifierOptions, 'secrets'> {
@@ -17,7 +23,8 @@ export interface VerifyWebhookInput extends Omit<WebhookVerifierOptions, 'secret
 /** The webhook functions bound to one HMAC engine; each build exports them bound to its own. */
 export function webhookApi<Key>(engine: HmacEngine<Key>) {
   const createWebhookVerifier = (options: WebhookVerifierOptions): WebhookVerifier => createVerifierWith(options, engine);
-  const createWebhookHandler = (options: WebhookHandlerOptions): WebhookHandler => createHandlerWith(options, createWebhookVerifier);
+  const createWebhookHandler = (options: WebhookHandlerOptions): WebhookHandler =>
+    createHandlerWith(options, (o) => createDeliveryCheck(o, engine));
   return {
     createWebhookVerifier,
     verifyWebhook: (input: VerifyWebhookInput): Promise<VerifiedDelivery> => createWebhookVerifier(input).verify(input.headers, input.body),

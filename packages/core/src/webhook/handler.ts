@@ -3,11 +3,12 @@ import { ConfigurationError, InvalidArgumentError } from '../errors.js';
 import type { KybCaseDetails } from '../schemas/kyb.js';
 import type { KycResult } from '../schemas/kyc.js';
 import type { IdempotencyStore } from '../store/store.js';
+import { isPost } from '../util/headers.js';
 import { WebhookVerificationError } from './errors.js';
 import { defaultIdentify, type EventSubject, type IdentifyEvent } from './identify.js';
 import { asHashable, bodyText, exceedsBytes, isEmptyBody, type WebhookBody, type WebhookHeaders } from './input.js';
 import { DEFAULT_MAX_BODY_BYTES, reply, webhookResponses } from './responses.js';
-import type { WebhookVerifier, WebhookVerifierOptions } from './verify.js';
+import type { DeliveryCheck, VerifiedDelivery, WebhookVerifierOptions } from './verify.js';
 
 /** The authoritative result behind an event, read by refId (a webhook alone is never a decision). */
 export type FetchedResult = { kind: 'kyb'; refId: string; result: KybCaseDetails } | { kind: 'kyc'; refId: string; result: KycResult };
@@ -40,7 +41,7 @@ export interface WebhookHandlerOptions {
   onEvent(ctx: WebhookContext): unknown;
   /** The API client, for `ctx.fetchResult()`. */
   client?: VerikitClient;
-  /** Maps an event to `{ kind, refId }` (default: a best-effort reading; the spec shows no event shape). */
+  /** Maps an event to `{ kind, refId }` when `ctx.subject` is first read (default: a best-effort reading; the spec shows no event shape). */
   identify?: IdentifyEvent;
   /** Largest accepted body in bytes (default 1 MiB, Svix's own maximum). */
   maxBodyBytes?: number;
@@ -75,7 +76,8 @@ export type WebhookHandler = (request: WebhookRequest) => Promise<WebhookRespons
 
 const NO_CONTENT: WebhookResponse = { status: 204, headers: { 'cache-control': 'no-store' }, body: '' };
 
-const TIMED_OUT = Symbol('timed-out');
+/** How pending work ended, as far as the answer is concerned. */
+type Outcome = 'ok' | 'failed' | 'timed-out';
 
 /**
  * Deadlines for in-flight deliveries, checked by one interval while any are pending. A timer per
@@ -92,7 +94,24 @@ class DeadlineSweeper {
     this.tickMs = Math.max(1, Math.min(250, Math.floor(deadlineMs / 10)));
   }
 
-  watch(expire: () => void): number {
+  /** Settles with how `work` ended, or `timed-out` once the deadline passes first. */
+  race(work: PromiseLike<unknown>): Promise<Outcome> {
+    return new Promise<Outcome>((resolve) => {
+      const watch = this.watch(() => resolve('timed-out'));
+      work.then(
+        () => {
+          this.pending.delete(watch);
+          resolve('ok');
+        },
+        () => {
+          this.pending.delete(watch);
+          resolve('failed');
+        },
+      );
+    });
+  }
+
+  private watch(expire: () => void): number {
     const id = this.next++;
     this.pending.set(id, { due: Date.now() + this.deadlineMs, expire });
     if (this.timer === undefined) {
@@ -101,10 +120,6 @@ class DeadlineSweeper {
       (this.timer as { unref?: () => void }).unref?.();
     }
     return id;
-  }
-
-  forget(id: number): void {
-    this.pending.delete(id);
   }
 
   private sweep(): void {
@@ -121,23 +136,37 @@ class DeadlineSweeper {
     }
   }
 }
+
 const COMPLETE_ATTEMPTS = 6;
 
 /**
- * The `ctx` of one delivery. A class, so nothing is allocated per delivery for what `onEvent`
- * does not read; the AbortController behind `signal` is made only if someone asks for it.
+ * The `ctx` of one delivery. A class, so nothing is computed or allocated per delivery for what
+ * `onEvent` does not read: the subject is identified, and the AbortController behind `signal`
+ * made, only when first asked for.
  */
 class DeliveryContext implements WebhookContext {
   private controller: AbortController | undefined;
   private expired = false;
+  private identified: EventSubject | null | undefined;
 
   constructor(
     readonly event: unknown,
     readonly id: string,
     readonly timestamp: number,
-    readonly subject: EventSubject | null,
+    private readonly identify: IdentifyEvent,
     private readonly client: VerikitClient | undefined,
   ) {}
+
+  get subject(): EventSubject | null {
+    if (this.identified === undefined) {
+      try {
+        this.identified = this.identify(this.event) ?? null;
+      } catch {
+        this.identified = null;
+      }
+    }
+    return this.identified;
+  }
 
   get signal(): AbortSignal {
     this.controller ??= new AbortController();
@@ -163,11 +192,8 @@ class DeliveryContext implements WebhookContext {
   }
 }
 
-/** Builds the handler over a verifier factory (the platform's node:crypto or WebCrypto one). */
-export function createHandlerWith(
-  options: WebhookHandlerOptions,
-  makeVerifier: (o: WebhookVerifierOptions) => WebhookVerifier,
-): WebhookHandler {
+/** Builds the handler over a delivery-check factory (the platform's node:crypto or WebCrypto one). */
+export function createHandlerWith(options: WebhookHandlerOptions, makeCheck: (o: WebhookVerifierOptions) => DeliveryCheck): WebhookHandler {
   if (options === null || typeof options !== 'object')
     throw new ConfigurationError('options', 'createWebhookHandler needs an options object');
   if (options.secret !== undefined && options.secrets !== undefined)
@@ -181,27 +207,29 @@ export function createHandlerWith(
   const leaseMs = options.leaseMs ?? Math.max(60_000, deadlineMs * 2);
   if (!(leaseMs > deadlineMs))
     throw new ConfigurationError('leaseMs', 'leaseMs must be longer than deadlineMs, or a slow handler could run twice');
-  const verifier = makeVerifier({
+  const check = makeCheck({
     secrets: options.secrets ?? (options.secret as string),
     toleranceSeconds: options.toleranceSeconds,
     now: options.now,
   });
   const identify = options.identify ?? defaultIdentify;
+  const claimOptions = { leaseMs };
   const retryAfter = { 'retry-after': String(Math.ceil(Math.min(leaseMs, 30_000) / 1000)) };
   const report = options.onError ?? (() => {});
   const deadlines = new DeadlineSweeper(deadlineMs);
 
-  const complete = async (id: string, stage: 'complete' | 'late-complete'): Promise<void> => {
-    // The work is done: a transient store failure must not turn into a second run, so insist.
-    for (let attempt = 1; ; attempt++) {
+  /** The work is done but recording it failed: a transient store failure must not turn into a second run, so insist. */
+  const insistOnComplete = async (id: string, stage: 'complete' | 'late-complete', failure: unknown): Promise<void> => {
+    let error = failure;
+    for (let attempt = 2; attempt <= COMPLETE_ATTEMPTS; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 5 * 2 ** (attempt - 1)));
       try {
-        await store.complete(id);
-        return;
-      } catch (error) {
-        if (attempt >= COMPLETE_ATTEMPTS) return report(error, { id, stage });
-        await new Promise((resolve) => setTimeout(resolve, 5 * 2 ** attempt));
+        return await store.complete(id);
+      } catch (next) {
+        error = next;
       }
     }
+    report(error, { id, stage });
   };
   const release = (id: string, stage: 'release' | 'late-release'): Promise<void> =>
     Promise.resolve()
@@ -212,15 +240,16 @@ export function createHandlerWith(
     const body = request?.body;
     const empty = isEmptyBody(body);
     if (!empty && exceedsBytes(body as WebhookBody, maxBodyBytes)) return webhookResponses.payloadTooLarge();
-    if (String(request?.method).toUpperCase() !== 'POST') return reply(405, 'method_not_allowed', {}, { allow: 'POST' });
+    if (!isPost(request?.method)) return reply(405, 'method_not_allowed', {}, { allow: 'POST' });
     if (empty) return reply(400, 'empty_body');
 
-    let delivery: { id: string; timestamp: number };
+    let delivery: VerifiedDelivery;
     let text: string;
     try {
-      // Converted once: the verifier hashes these bytes and the JSON is read from the same ones.
+      // Converted once: the check hashes these bytes and the JSON is read from the same ones.
       const bytes = asHashable(body as WebhookBody);
-      delivery = await verifier.verify(request.headers, bytes);
+      const checked = check(request.headers, bytes);
+      delivery = checked instanceof Promise ? await checked : (checked as VerifiedDelivery);
       text = bodyText(bytes);
     } catch (error) {
       if (error instanceof WebhookVerificationError) return reply(400, 'invalid_signature', { reason: error.reason });
@@ -235,42 +264,30 @@ export function createHandlerWith(
 
     let claim: Awaited<ReturnType<IdempotencyStore['claim']>>;
     try {
-      claim = await store.claim(delivery.id, { leaseMs });
+      claim = await store.claim(delivery.id, claimOptions);
     } catch {
       return reply(503, 'store_unavailable', {}, retryAfter);
     }
     if (claim === 'done') return NO_CONTENT;
     if (claim === 'in-progress') return reply(409, 'in_progress', {}, retryAfter);
 
-    let subject: EventSubject | null;
+    const ctx = new DeliveryContext(event, delivery.id, delivery.timestamp, identify, options.client);
+    let outcome: Outcome;
+    let work: PromiseLike<unknown> | undefined;
     try {
-      subject = identify(event);
+      const result = onEvent(ctx);
+      // A plain value means the work is already done; only pending work races the deadline.
+      if (isThenable(result)) work = result;
+      outcome = work === undefined ? 'ok' : await deadlines.race(work);
     } catch {
-      subject = null;
+      outcome = 'failed';
     }
-    const ctx = new DeliveryContext(event, delivery.id, delivery.timestamp, subject, options.client);
-    let work: Promise<unknown>;
-    try {
-      work = Promise.resolve(onEvent(ctx));
-    } catch (error) {
-      work = Promise.reject(error);
-    }
-    // Settled by whichever comes first, the work or the deadline (one shared sweeper, not a timer per delivery).
-    const outcome = await new Promise<'ok' | 'failed' | typeof TIMED_OUT>((resolve) => {
-      const watch = deadlines.watch(() => resolve(TIMED_OUT));
-      work.then(
-        () => {
-          deadlines.forget(watch);
-          resolve('ok');
-        },
-        () => {
-          deadlines.forget(watch);
-          resolve('failed');
-        },
-      );
-    });
     if (outcome === 'ok') {
-      await complete(delivery.id, 'complete');
+      try {
+        await store.complete(delivery.id);
+      } catch (error) {
+        await insistOnComplete(delivery.id, 'complete', error);
+      }
       return NO_CONTENT;
     }
     if (outcome === 'failed') {
@@ -279,13 +296,22 @@ export function createHandlerWith(
     }
     // Too slow for the sender: answer now, keep the lease, and record what the work turns out to be.
     ctx.expire();
-    work.then(
-      () => complete(delivery.id, 'late-complete'),
-      () => release(delivery.id, 'late-release'),
+    const { id } = delivery;
+    (work as PromiseLike<unknown>).then(
+      () =>
+        Promise.resolve()
+          .then(() => store.complete(id))
+          .catch((error: unknown) => insistOnComplete(id, 'late-complete', error)),
+      () => release(id, 'late-release'),
     );
     return reply(503, 'handler_timeout', {}, retryAfter);
   };
 }
+
+const isThenable = (value: unknown): value is PromiseLike<unknown> =>
+  value !== null &&
+  (typeof value === 'object' || typeof value === 'function') &&
+  typeof (value as PromiseLike<unknown>).then === 'function';
 
 async function fetchResult(client: VerikitClient | undefined, subject: EventSubject | null): Promise<FetchedResult> {
   if (client === undefined) throw new ConfigurationError('client', 'ctx.fetchResult() needs the handler option client');

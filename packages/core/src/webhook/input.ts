@@ -27,10 +27,9 @@ export interface DeliveryHeaders {
 /** Reads and sanity-checks the delivery headers. */
 export function readDeliveryHeaders(headers: WebhookHeaders): DeliveryHeaders {
   if (headers === null || typeof headers !== 'object') throw new WebhookVerificationError('invalid_header');
-  const read = (name: string) => lookup(headers, `svix-${name}`) ?? lookup(headers, `webhook-${name}`);
-  const id = read('id');
-  const timestamp = read('timestamp');
-  const signature = read('signature');
+  const id = lookup(headers, 'svix-id') ?? lookup(headers, 'webhook-id');
+  const timestamp = lookup(headers, 'svix-timestamp') ?? lookup(headers, 'webhook-timestamp');
+  const signature = lookup(headers, 'svix-signature') ?? lookup(headers, 'webhook-signature');
   if (!id) throw new WebhookVerificationError('missing_id');
   if (!timestamp) throw new WebhookVerificationError('missing_timestamp');
   if (!signature) throw new WebhookVerificationError('missing_signature');

@@ -1,7 +1,7 @@
 import { ConfigurationError } from '../errors.js';
 import { WebhookVerificationError } from './errors.js';
 import type { HmacEngine } from './hmac.js';
-import { asHashable, readDeliveryHeaders, type WebhookBody, type WebhookHeaders } from './input.js';
+import { asHashable, type DeliveryHeaders, readDeliveryHeaders, type WebhookBody, type WebhookHeaders } from './input.js';
 import { decodeSecrets } from './secrets.js';
 
 /** Options of `createWebhookVerifier`. */
@@ -35,64 +35,102 @@ export interface WebhookVerifier {
 export const MAX_SIGNATURES = 16;
 const TIMESTAMP = /^[0-9]{1,15}$/;
 
-/** Builds a verifier over the given HMAC engine (node:crypto or WebCrypto). */
-export function createVerifierWith<Key>(options: WebhookVerifierOptions, engine: HmacEngine<Key>): WebhookVerifier {
+/**
+ * Checks one delivery: the verified id and timestamp, or a thrown {@link WebhookVerificationError}.
+ * Synchronous when the HMAC engine is (node:crypto), a promise when it is not (WebCrypto), so the
+ * webhook handler spends no microtask on the common path.
+ */
+export type DeliveryCheck = (headers: WebhookHeaders, body: string | Uint8Array) => VerifiedDelivery | Promise<VerifiedDelivery>;
+
+/** Builds the delivery check over the given HMAC engine, with the secrets decoded once, now. */
+export function createDeliveryCheck<Key>(options: WebhookVerifierOptions, engine: HmacEngine<Key>): DeliveryCheck {
   const keys = decodeSecrets('secrets', options?.secrets).map((raw) => engine.importKey(raw));
   const tolerance = options.toleranceSeconds ?? 300;
   if (typeof tolerance !== 'number' || !Number.isFinite(tolerance) || tolerance < 0) {
     throw new ConfigurationError('toleranceSeconds', 'toleranceSeconds must be a non-negative number');
   }
   const now = options.now ?? Date.now;
+  return (headers, body) => {
+    const delivery = readDeliveryHeaders(headers);
+    if (!TIMESTAMP.test(delivery.timestamp)) throw new WebhookVerificationError('invalid_timestamp');
+    const timestamp = Number(delivery.timestamp);
+    const nowSeconds = Math.floor(now() / 1000);
+    if (nowSeconds - timestamp > tolerance) throw new WebhookVerificationError('timestamp_too_old');
+    if (timestamp - nowSeconds > tolerance) throw new WebhookVerificationError('timestamp_too_new');
+    checkSignatureHeader(delivery.signature);
+    // Signed over the normalised number, as Svix signs it, so a zero-padded timestamp agrees too.
+    const prefix = `${delivery.id}.${timestamp}.`;
+    for (let k = 0; k < keys.length; k++) {
+      const signed = engine.sign(keys[k] as Key, prefix, body);
+      if (typeof signed !== 'string') return matchAsync(signed, { engine, rest: keys.slice(k + 1), prefix, body, delivery, timestamp });
+      if (signatureMatches(delivery.signature, signed)) return { id: delivery.id, timestamp };
+    }
+    throw new WebhookVerificationError('no_matching_signature');
+  };
+}
+
+/** The rest of a check whose engine answers asynchronously: one key after another. */
+async function matchAsync<Key>(
+  first: Promise<string>,
+  job: { engine: HmacEngine<Key>; rest: Key[]; prefix: string; body: string | Uint8Array; delivery: DeliveryHeaders; timestamp: number },
+): Promise<VerifiedDelivery> {
+  const { engine, rest, prefix, body, delivery, timestamp } = job;
+  if (signatureMatches(delivery.signature, await first)) return { id: delivery.id, timestamp };
+  for (const key of rest) {
+    if (signatureMatches(delivery.signature, await engine.sign(key, prefix, body))) return { id: delivery.id, timestamp };
+  }
+  throw new WebhookVerificationError('no_matching_signature');
+}
+
+/** Builds a verifier over the given HMAC engine (node:crypto or WebCrypto). */
+export function createVerifierWith<Key>(options: WebhookVerifierOptions, engine: HmacEngine<Key>): WebhookVerifier {
+  const check = createDeliveryCheck(options, engine);
   return {
     async verify(headers, body) {
-      const delivery = readDeliveryHeaders(headers);
-      const bytes = asHashable(body);
-      if (!TIMESTAMP.test(delivery.timestamp)) throw new WebhookVerificationError('invalid_timestamp');
-      const timestamp = Number(delivery.timestamp);
-      const nowSeconds = Math.floor(now() / 1000);
-      if (nowSeconds - timestamp > tolerance) throw new WebhookVerificationError('timestamp_too_old');
-      if (timestamp - nowSeconds > tolerance) throw new WebhookVerificationError('timestamp_too_new');
-      const candidates = parseSignatures(delivery.signature);
-      // Signed over the normalised number, as Svix signs it, so a zero-padded timestamp agrees too.
-      const prefix = `${delivery.id}.${timestamp}.`;
-      for (const key of keys) {
-        // node:crypto answers synchronously; awaiting a plain string would still cost a tick.
-        const signed = engine.sign(key, prefix, bytes);
-        const expected = typeof signed === 'string' ? signed : await signed;
-        for (const candidate of candidates) {
-          if (constantTimeEqual(candidate, expected)) return { id: delivery.id, timestamp };
-        }
-      }
-      throw new WebhookVerificationError('no_matching_signature');
+      return check(headers, asHashable(body));
     },
   };
 }
 
-/**
- * The `v1` signatures of a header like `v1,abc= v1,def= v2,xyz`. Entries are read as Svix
- * reads them (the text between the first and second comma), other versions skipped.
- */
-export function parseSignatures(header: string): string[] {
-  const entries = header.split(' ');
-  if (entries.length > MAX_SIGNATURES) throw new WebhookVerificationError('too_many_signatures');
-  const v1: string[] = [];
+// The signature header is read in place, as Svix reads it: space-separated `version,signature`
+// entries (the text between the first and second comma), versions other than v1 skipped.
+
+/** Rejects a header with too many entries or none of the form `version,signature`. */
+function checkSignatureHeader(header: string): void {
+  let entries = 0;
   let wellFormed = 0;
-  for (const entry of entries) {
-    const comma = entry.indexOf(',');
-    if (comma <= 0) continue;
-    wellFormed++;
-    if (entry.slice(0, comma) !== 'v1') continue;
-    const end = entry.indexOf(',', comma + 1);
-    v1.push(end === -1 ? entry.slice(comma + 1) : entry.slice(comma + 1, end));
+  for (let start = 0; ; ) {
+    const space = header.indexOf(' ', start);
+    const stop = space === -1 ? header.length : space;
+    if (++entries > MAX_SIGNATURES) throw new WebhookVerificationError('too_many_signatures');
+    const comma = header.indexOf(',', start);
+    if (comma > start && comma < stop) wellFormed++;
+    if (space === -1) break;
+    start = space + 1;
   }
   if (wellFormed === 0) throw new WebhookVerificationError('malformed_signature');
-  return v1;
 }
 
-/** Compares without an early exit, so timing does not reveal how much of a guess was right. */
-function constantTimeEqual(a: string, b: string): boolean {
-  if (a.length !== b.length) return false;
+/** Whether any `v1` entry of the header equals `expected`. */
+function signatureMatches(header: string, expected: string): boolean {
+  for (let start = 0; ; ) {
+    const space = header.indexOf(' ', start);
+    const stop = space === -1 ? header.length : space;
+    const comma = header.indexOf(',', start);
+    if (comma === start + 2 && comma < stop && header.startsWith('v1', start)) {
+      const next = header.indexOf(',', comma + 1);
+      const end = next !== -1 && next < stop ? next : stop;
+      if (constantTimeEqualAt(header, comma + 1, end, expected)) return true;
+    }
+    if (space === -1) return false;
+    start = space + 1;
+  }
+}
+
+/** Compares `text[from, to)` to `expected` without an early exit, so timing does not reveal how much of a guess was right. */
+function constantTimeEqualAt(text: string, from: number, to: number, expected: string): boolean {
+  if (to - from !== expected.length) return false;
   let diff = 0;
-  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  for (let i = 0; i < expected.length; i++) diff |= text.charCodeAt(from + i) ^ expected.charCodeAt(i);
   return diff === 0;
 }
