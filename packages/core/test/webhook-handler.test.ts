@@ -156,6 +156,43 @@ describe.each(builds)('createWebhookHandler, %s', (_name, build) => {
     expect(onEvent).toHaveBeenCalledTimes(2);
   });
 
+  it('a synchronous onEvent: returning completes the id, throwing releases it for the redelivery', async () => {
+    let calls = 0;
+    const onEvent = vi.fn((): void => {
+      calls++;
+      if (calls === 1) throw new Error('queue full');
+    });
+    const { handle, store } = make({ onEvent });
+    const delivery = post(EVENT, svixHeaders(EVENT, { id: 'msg_sync' }));
+    expect((await handle(delivery)).status).toBe(500);
+    expect((await handle(delivery)).status).toBe(204);
+    expect(await store.claim('msg_sync', { leaseMs: 1000 })).toBe<ClaimResult>('done');
+    expect((await handle(delivery)).status).toBe(204);
+    expect(onEvent).toHaveBeenCalledTimes(2);
+  });
+
+  it('identify runs when ctx.subject is first read, once; one that throws gives a null subject', async () => {
+    const identify = vi.fn(() => ({ kind: 'kyb' as const, refId: 'biz-1' }));
+    const seen: unknown[] = [];
+    const { handle } = make({ identify, onEvent: (ctx) => void seen.push(ctx.subject, ctx.subject) });
+    await handle(post(EVENT, svixHeaders(EVENT, { id: 'msg_read' })));
+    expect(seen).toEqual([
+      { kind: 'kyb', refId: 'biz-1' },
+      { kind: 'kyb', refId: 'biz-1' },
+    ]);
+    expect(identify).toHaveBeenCalledTimes(1);
+    const unread = make({ identify, onEvent: () => {} });
+    expect((await unread.handle(post(EVENT, svixHeaders(EVENT, { id: 'msg_unread' })))).status).toBe(204);
+    expect(identify).toHaveBeenCalledTimes(1);
+    const throwing = make({
+      identify: () => {
+        throw new Error('unexpected shape');
+      },
+    });
+    await throwing.handle(post(EVENT));
+    expect(throwing.onEvent.mock.calls[0]![0].subject).toBeNull();
+  });
+
   it('onEvent slower than the deadline -> 503, lease kept (409), then done once it finishes', async () => {
     let finish!: () => void;
     const onEvent = vi.fn(
