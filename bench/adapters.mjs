@@ -88,30 +88,30 @@ async function load(server, path, durationSeconds, nextHeaders) {
 }
 
 /** One round: both routes at once, each on its own server process. */
-async function round(servers, swap, durationSeconds, expectedRate) {
+async function round(servers, swap, durationSeconds, expectedRate, control) {
   const [forVerikit, forBare] = swap ? [servers[1], servers[0]] : servers;
   const poolSize = Math.ceil(expectedRate * durationSeconds * 1.5);
   const verikitHeaders = deliveryPool(poolSize);
   const bareHeaders = deliveryPool(poolSize);
   const [verikit, bare] = await Promise.all([
-    load(forVerikit, ROUTES.verikit, durationSeconds, verikitHeaders),
+    load(forVerikit, control ? ROUTES.bare : ROUTES.verikit, durationSeconds, verikitHeaders),
     load(forBare, ROUTES.bare, durationSeconds, bareHeaders),
   ]);
   return { verikit, bare, ratio: verikit.rate / bare.rate };
 }
 
-async function benchFramework(framework, handlerKind, { durationSeconds, rounds, warmupSeconds, verbose, pin }) {
+async function benchFramework(framework, handlerKind, { durationSeconds, rounds, warmupSeconds, verbose, pin, control }) {
   const servers = [await startServer(framework, handlerKind, pin), await startServer(framework, handlerKind, pin)];
   try {
     // Warm both processes on both routes: the first seconds run unoptimised code.
     let expectedRate = 20_000;
     for (const swap of [false, true]) {
-      const warm = await round(servers, swap, warmupSeconds, expectedRate);
+      const warm = await round(servers, swap, warmupSeconds, expectedRate, control);
       expectedRate = Math.max(warm.verikit.rate, warm.bare.rate);
     }
     const results = [];
     for (let r = 0; r < rounds; r++) {
-      const result = await round(servers, r % 2 === 1, durationSeconds, expectedRate);
+      const result = await round(servers, r % 2 === 1, durationSeconds, expectedRate, control);
       expectedRate = Math.max(result.verikit.rate, result.bare.rate);
       results.push(result);
       if (verbose) {
@@ -133,7 +133,10 @@ async function benchFramework(framework, handlerKind, { durationSeconds, rounds,
   }
 }
 
-/** Runs the adapter benchmark for Express, Fastify and Hono, with a sync and an async no-op `onEvent`. */
+/**
+ * Runs the adapter benchmark for Express, Fastify and Hono, with a sync and an async no-op `onEvent`.
+ * `control` loads the bare route in place of verikit's: the method's own spread (a ratio near 1).
+ */
 export async function benchAdapters({
   durationSeconds = 3,
   rounds = 7,
@@ -141,6 +144,7 @@ export async function benchAdapters({
   verbose = false,
   frameworks = ['express', 'fastify', 'hono'],
   handlerKinds = ['sync', 'async'],
+  control = false,
 } = {}) {
   const pin = pinning();
   if (pin) execFileSync('taskset', ['-a', '-p', '-c', pin.loadCores, String(process.pid)], { stdio: 'ignore' });
@@ -153,9 +157,13 @@ export async function benchAdapters({
   const results = {};
   try {
     for (const handlerKind of handlerKinds) {
-      console.log(`  onEvent: ${handlerKind === 'async' ? 'async () => {}' : '() => {}'}`);
+      console.log(
+        control
+          ? '  control: the bare route in place of verikit (both sides bare)'
+          : `  onEvent: ${handlerKind === 'async' ? 'async () => {}' : '() => {}'}`,
+      );
       for (const framework of frameworks) {
-        const r = await benchFramework(framework, handlerKind, { durationSeconds, rounds, warmupSeconds, verbose, pin });
+        const r = await benchFramework(framework, handlerKind, { durationSeconds, rounds, warmupSeconds, verbose, pin, control });
         results[`${framework}/${handlerKind}`] = r;
         console.log(
           `    ${framework.padEnd(8)} verikit ${fmt(r.verikit).padStart(6)} req/s (${r.verikitCpu.toFixed(1)} µs CPU/req)   bare ${fmt(r.bare).padStart(6)} req/s (${r.bareCpu.toFixed(1)} µs CPU/req)   ratio ${r.ratio.toFixed(3)} [${Math.min(...r.ratios).toFixed(3)}-${Math.max(...r.ratios).toFixed(3)}]  (target >= 0.9)`,

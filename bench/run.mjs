@@ -1,13 +1,21 @@
 // `pnpm bench`: every benchmark in one run. Figures, not pass/fail: the quality bars are read off this output.
-// Flags: --quick (shorter runs), --verbose (print every round), --only=verify|client|adapters (one benchmark).
+// Flags: --quick (shorter runs), --verbose (print every round), --only=verify|client|adapters (one benchmark),
+// --control (adapters: bare route vs bare route, the method's own spread).
 import { benchAdapters } from './adapters.mjs';
 import { benchClient } from './client.mjs';
 import { benchVerify } from './verify.mjs';
 
 const quick = process.argv.includes('--quick');
 const verbose = process.argv.includes('--verbose');
+const control = process.argv.includes('--control');
 const only = process.argv.find((arg) => arg.startsWith('--only='))?.slice('--only='.length);
 const selected = (name) => only === undefined || only === name;
 if (selected('verify')) await benchVerify({ verbose, ...(quick ? { durationMs: 300, rounds: 3 } : {}) });
 if (selected('client')) await benchClient({ verbose, ...(quick ? { durationMs: 400, rounds: 5 } : {}) });
-if (selected('adapters')) await benchAdapters({ verbose, ...(quick ? { durationSeconds: 1, rounds: 1, warmupSeconds: 1 } : {}) });
+if (selected('adapters')) {
+  await benchAdapters({
+    verbose,
+    ...(control ? { control, handlerKinds: ['sync'] } : {}),
+    ...(quick ? { durationSeconds: 1, rounds: 1, warmupSeconds: 1 } : {}),
+  });
+}
