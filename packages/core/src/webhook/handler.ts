@@ -84,7 +84,7 @@ class PendingWork {
   prev: PendingWork | undefined;
   next: PendingWork | undefined;
   linked = true;
-  settle: (outcome: Outcome) => void = () => {};
+  settle!: (outcome: Outcome) => void;
 
   constructor(readonly due: number) {}
 }
@@ -302,6 +302,7 @@ export function createHandlerWith(options: WebhookHandlerOptions, makeCheck: (o:
       outcome = 'failed';
     }
     if (outcome === 'ok') {
+      // Awaited here rather than through a helper: one more await is a measurable share of the route.
       try {
         await store.complete(delivery.id);
       } catch (error) {
