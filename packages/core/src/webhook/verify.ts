@@ -57,13 +57,14 @@ export function createDeliveryCheck<Key>(options: WebhookVerifierOptions, engine
     const nowSeconds = Math.floor(now() / 1000);
     if (nowSeconds - timestamp > tolerance) throw new WebhookVerificationError('timestamp_too_old');
     if (timestamp - nowSeconds > tolerance) throw new WebhookVerificationError('timestamp_too_new');
-    checkSignatureHeader(delivery.signature);
+    // Checked before any HMAC is computed, so a malformed header costs nothing.
+    scanSignatures(delivery.signature);
     // Signed over the normalised number, as Svix signs it, so a zero-padded timestamp agrees too.
     const prefix = `${delivery.id}.${timestamp}.`;
     for (let k = 0; k < keys.length; k++) {
       const signed = engine.sign(keys[k] as Key, prefix, body);
       if (typeof signed !== 'string') return matchAsync(signed, { engine, rest: keys.slice(k + 1), prefix, body, delivery, timestamp });
-      if (signatureMatches(delivery.signature, signed)) return { id: delivery.id, timestamp };
+      if (scanSignatures(delivery.signature, signed)) return { id: delivery.id, timestamp };
     }
     throw new WebhookVerificationError('no_matching_signature');
   };
@@ -75,9 +76,9 @@ async function matchAsync<Key>(
   job: { engine: HmacEngine<Key>; rest: Key[]; prefix: string; body: string | Uint8Array; delivery: DeliveryHeaders; timestamp: number },
 ): Promise<VerifiedDelivery> {
   const { engine, rest, prefix, body, delivery, timestamp } = job;
-  if (signatureMatches(delivery.signature, await first)) return { id: delivery.id, timestamp };
+  if (scanSignatures(delivery.signature, await first)) return { id: delivery.id, timestamp };
   for (const key of rest) {
-    if (signatureMatches(delivery.signature, await engine.sign(key, prefix, body))) return { id: delivery.id, timestamp };
+    if (scanSignatures(delivery.signature, await engine.sign(key, prefix, body))) return { id: delivery.id, timestamp };
   }
   throw new WebhookVerificationError('no_matching_signature');
 }
@@ -92,39 +93,32 @@ export function createVerifierWith<Key>(options: WebhookVerifierOptions, engine:
   };
 }
 
-// The signature header is read in place, as Svix reads it: space-separated `version,signature`
-// entries (the text between the first and second comma), versions other than v1 skipped.
-
-/** Rejects a header with too many entries or none of the form `version,signature`. */
-function checkSignatureHeader(header: string): void {
+/**
+ * Walks the signature header in place, as Svix reads it: space-separated `version,signature`
+ * entries (the text between the first and second comma), versions other than v1 skipped. Throws
+ * for too many entries or none well formed; answers whether a `v1` entry equals `expected`.
+ */
+function scanSignatures(header: string, expected?: string): boolean {
   let entries = 0;
   let wellFormed = 0;
+  let matched = false;
   for (let start = 0; ; ) {
     const space = header.indexOf(' ', start);
     const stop = space === -1 ? header.length : space;
     if (++entries > MAX_SIGNATURES) throw new WebhookVerificationError('too_many_signatures');
     const comma = header.indexOf(',', start);
-    if (comma > start && comma < stop) wellFormed++;
+    if (comma > start && comma < stop) {
+      wellFormed++;
+      if (expected !== undefined && !matched && comma === start + 2 && header.startsWith('v1', start)) {
+        const next = header.indexOf(',', comma + 1);
+        matched = constantTimeEqualAt(header, comma + 1, next !== -1 && next < stop ? next : stop, expected);
+      }
+    }
     if (space === -1) break;
     start = space + 1;
   }
   if (wellFormed === 0) throw new WebhookVerificationError('malformed_signature');
-}
-
-/** Whether any `v1` entry of the header equals `expected`. */
-function signatureMatches(header: string, expected: string): boolean {
-  for (let start = 0; ; ) {
-    const space = header.indexOf(' ', start);
-    const stop = space === -1 ? header.length : space;
-    const comma = header.indexOf(',', start);
-    if (comma === start + 2 && comma < stop && header.startsWith('v1', start)) {
-      const next = header.indexOf(',', comma + 1);
-      const end = next !== -1 && next < stop ? next : stop;
-      if (constantTimeEqualAt(header, comma + 1, end, expected)) return true;
-    }
-    if (space === -1) return false;
-    start = space + 1;
-  }
+  return matched;
 }
 
 /** Compares `text[from, to)` to `expected` without an early exit, so timing does not reveal how much of a guess was right. */
