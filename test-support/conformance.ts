@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+import type { Socket } from 'node:net';
 import {
   createClient,
   type KybParty,
@@ -9,9 +11,14 @@ import {
 import { createFakeService, type FakeService, signWebhook } from '@verikit/testing';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openSocket, rawExchange } from './raw-http.js';
 
-/** How the host app parses JSON: not at all, globally before verikit, or globally while keeping the raw bytes. */
-export type HostParser = 'none' | 'global' | 'global-keeping-raw';
+/**
+ * How the host app treats bodies before verikit sees them: not at all; a global JSON parser; one
+ * that keeps the raw bytes (the README's fix); a form parser beside that; or a middleware that
+ * reads the raw request stream itself and keeps nothing.
+ */
+export type HostParser = 'none' | 'global' | 'global-keeping-raw' | 'global-form' | 'raw-reader';
 
 /** A host app running on 127.0.0.1 with verikit mounted at `/verikit` and a JSON echo route at `/api/echo`. */
 export interface RunningApp {
@@ -24,11 +31,36 @@ export interface AdapterUnderTest<Req> {
   name: string;
   header(request: Req, name: string): string | undefined;
   start(options: VerikitRoutesOptions<Req>, host: { parser: HostParser }): Promise<RunningApp>;
+  /** Mounts two route sets, `first` under `/one` and `second` under `/two` (two endpoints, two secrets). */
+  startTwo(first: VerikitRoutesOptions<Req>, second: VerikitRoutesOptions<Req>): Promise<RunningApp>;
   /** Whether a global parser without kept raw bytes leaves the route unable to verify (then: 500 naming the fix). */
   globalParserLosesRawBody: boolean;
 }
 
 const MAX_BODY = 64 * 1024;
+const BODY_TIMEOUT_MS = 400;
+const PRIVATE_HEADERS = { 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' };
+const otherSecret = () => `whsec_${randomBytes(24).toString('base64')}`;
+
+/** The status an answer on a raw socket gave (if any), and whether the server closed the connection. */
+function watchSocket(socket: Socket, ms: number): Promise<{ status: number | undefined; closed: boolean }> {
+  return new Promise((resolve) => {
+    let data = '';
+    const status = () => {
+      const code = /^HTTP\/1\.1 (\d{3})/.exec(data)?.[1];
+      return code === undefined ? undefined : Number(code);
+    };
+    const timer = setTimeout(() => resolve({ status: status(), closed: false }), ms);
+    socket.on('data', (chunk: Buffer) => {
+      data += chunk.toString('latin1');
+    });
+    socket.on('error', () => {});
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve({ status: status(), closed: true });
+    });
+  });
+}
 
 /** The one conformance suite every adapter passes, test for test. */
 export function conformanceSuite<Req>(adapter: AdapterUnderTest<Req>): void {
@@ -62,6 +94,7 @@ export function conformanceSuite<Req>(adapter: AdapterUnderTest<Req>): void {
             secret,
             store: new MemoryIdempotencyStore(),
             maxBodyBytes: MAX_BODY,
+            bodyTimeoutMs: BODY_TIMEOUT_MS,
             onEvent: async (ctx) => {
               await setup.onEvent?.(ctx);
               events.push(ctx);
@@ -204,7 +237,7 @@ export function conformanceSuite<Req>(adapter: AdapterUnderTest<Req>): void {
         expect(response.status).toBe(500);
         expect(JSON.parse(response.text)).toMatchObject({
           error: 'raw_body_unavailable',
-          message: expect.stringContaining('before express.json()'),
+          message: expect.stringMatching(/before express\.json\(\).*limit/),
         });
         expect(events).toHaveLength(0);
       } else {
@@ -269,6 +302,112 @@ export function conformanceSuite<Req>(adapter: AdapterUnderTest<Req>): void {
       expect(browser.status).toBe(303);
       expect(browser.headers.location).toMatch(/\/hosted\/\?authToken=/);
       expect(browser.headers['cache-control']).toBe('no-store');
+    });
+
+    const webhookHead = (framing: string) =>
+      `POST /verikit/webhook HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nsvix-id: msg_raw\r\nsvix-timestamp: ${Math.floor(Date.now() / 1000)}\r\nsvix-signature: v1,AAAA\r\n${framing}\r\n`;
+
+    it('a chunked body over the limit -> 413 long before the sender is done', async () => {
+      const { app, events } = await start();
+      const piece = Buffer.alloc(64 * 1024, 'a');
+      const chunk = Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n')]);
+      const outcome = await rawExchange(app.url, webhookHead('Transfer-Encoding: chunked\r\n'), {
+        chunk: () => chunk,
+        maxBytes: 256 * 1024 * 1024,
+      });
+      expect(outcome.status).toBe(413);
+      // A server that buffered everything would have taken all 256 MiB before answering.
+      expect(outcome.sent).toBeLessThan(64 * 1024 * 1024);
+      expect(events).toHaveLength(0);
+    });
+
+    it('a Content-Length that lies low -> a 4xx for the bytes it declared, and the server carries on', async () => {
+      const { app, deliver } = await start();
+      const junk = Buffer.alloc(1024 * 1024, 'x');
+      const pieces = [junk];
+      const outcome = await rawExchange(app.url, webhookHead('Content-Length: 64\r\n'), {
+        chunk: () => pieces.shift(),
+        maxBytes: junk.length,
+      });
+      expect(outcome.status).toBeGreaterThanOrEqual(400);
+      expect(outcome.status).toBeLessThan(500);
+      expect((await deliver(EVENT).send()).status).toBe(204);
+    });
+
+    it('slow senders get 408 at the body deadline and their connections are closed', async () => {
+      const { app, deliver } = await start();
+      const sockets = await Promise.all(Array.from({ length: 24 }, () => openSocket(app.url)));
+      const outcomes = sockets.map((socket) => watchSocket(socket, BODY_TIMEOUT_MS * 10));
+      for (const [i, socket] of sockets.entries()) {
+        socket.write(
+          i % 2 === 0
+            ? `${webhookHead('Content-Length: 1000\r\n')}{"partial":`
+            : `${webhookHead('Transfer-Encoding: chunked\r\n')}5\r\n{"a":\r\n`,
+        );
+      }
+      const results = await Promise.all(outcomes);
+      for (const socket of sockets) socket.destroy();
+      expect(results.every((r) => r.closed)).toBe(true);
+      expect(results.every((r) => r.status === undefined || r.status === 408)).toBe(true);
+      expect(results.filter((r) => r.status === 408).length).toBeGreaterThan(0);
+      expect((await deliver(EVENT).send()).status).toBe(204);
+    });
+
+    it('a host middleware that read the raw stream -> JSON 500 naming the fix for JSON, 400 for a form', async () => {
+      const { deliver, post, events } = await start({ parser: 'raw-reader' });
+      const response = await deliver(EVENT).send();
+      expect(response.status).toBe(500);
+      expect(response.headers['content-type']).toMatch(/application\/json/);
+      expect(JSON.parse(response.text)).toMatchObject({ error: 'raw_body_unavailable', message: expect.stringContaining('verikit') });
+      const form = await post('/verikit/webhook', 'a=1&b=2', { 'content-type': 'application/x-www-form-urlencoded' });
+      expect(form.status).toBe(400);
+      expect(events).toHaveLength(0);
+    });
+
+    it("an unsigned form post through the host's form parser -> 400; signed JSON still verifies", async () => {
+      const { deliver, post, events } = await start({ parser: 'global-form' });
+      const form = await post('/verikit/webhook', 'a=1&b=2', { 'content-type': 'application/x-www-form-urlencoded' });
+      expect(form.status).toBe(400);
+      expect((await deliver(EVENT).send()).status).toBe(204);
+      expect(events).toHaveLength(1);
+    });
+
+    it('two registrations (two endpoints, two secrets) under two prefixes both work', async () => {
+      const second = otherSecret();
+      const seen: string[] = [];
+      const webhook = (which: string, key: string) => ({
+        secret: key,
+        store: new MemoryIdempotencyStore(),
+        onEvent: (ctx: WebhookContext) => void seen.push(`${which}:${ctx.id}`),
+      });
+      const app = await adapter.startTwo({ client, webhook: webhook('one', secret) }, { client, webhook: webhook('two', second) });
+      apps.push(app);
+      const send = async (prefix: string, key: string, id: string) => {
+        const signed = signWebhook({ secret: key, payload: EVENT, id });
+        const response = await request(`${app.url}${prefix}/webhook`, { method: 'POST', headers: signed.headers, body: signed.body });
+        await response.body.dump();
+        return response.statusCode;
+      };
+      expect(await send('/one', secret, 'msg_one')).toBe(204);
+      expect(await send('/two', second, 'msg_two')).toBe(204);
+      expect(await send('/one', second, 'msg_cross')).toBe(400);
+      expect(seen).toEqual(['one:msg_one', 'two:msg_two']);
+    });
+
+    it('every invite answer carries no-store and no-referrer, errors included', async () => {
+      const { app, post } = await start();
+      for (const path of ['/verikit/invite/kyb', '/verikit/invite/kyc']) {
+        const answers = [
+          await post(path, ''),
+          await post(path, '', { 'x-test-user': `headers-${adapter.name}` }),
+          await post(path, 'x'.repeat(MAX_BODY * 2), { 'content-type': 'text/plain' }),
+        ];
+        const get = await request(`${app.url}${path}`);
+        await get.body.dump();
+        expect(get.statusCode).toBe(405);
+        for (const headers of [...answers.map((a) => a.headers), get.headers]) expect(headers).toMatchObject(PRIVATE_HEADERS);
+        expect(answers.map((a) => a.status)).toEqual([401, 200, 401]);
+      }
     });
   });
 }

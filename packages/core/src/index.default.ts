@@ -1,7 +1,7 @@
 import { createClientWithTransport, type VerikitClient } from './client/client.js';
 import { type ClientOptions, clientOptionsFromEnv } from './client/options.js';
 import { createFetchTransport } from './client/transport-fetch.js';
-import type { VerikitRoutes, VerikitRoutesOptions } from './routes.js';
+import type { AdapterInfo, VerikitRoutes, VerikitRoutesOptions } from './routes.js';
 import type { VerifyWebhookInput } from './webhook/api.js';
 import { webhookApi } from './webhook/api.js';
 import type { WebhookHandler, WebhookHandlerOptions } from './webhook/handler.js';
@@ -56,4 +56,5 @@ export const createWebhookHandler: (options: WebhookHandlerOptions) => WebhookHa
  * The route set every adapter mounts (webhook, KYB and KYC invites), framework-neutral.
  * Adapters call this; integrators normally use `@verikit/express`, `@verikit/fastify` or `@verikit/hono`.
  */
-export const createVerikitRoutes: <Req>(options: VerikitRoutesOptions<Req>) => VerikitRoutes<Req> = webhooks.createVerikitRoutes;
+export const createVerikitRoutes: <Req>(options: VerikitRoutesOptions<Req>, adapter?: AdapterInfo) => VerikitRoutes<Req> =
+  webhooks.createVerikitRoutes;

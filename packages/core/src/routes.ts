@@ -1,10 +1,20 @@
 import type { VerikitClient } from './client/client.js';
 import { ConfigurationError } from './errors.js';
 import { createInviteHandler, type InviteHandler, type KybInviteOptions, type KycInviteOptions } from './invite/handler.js';
-import { rawHeader } from './util/headers.js';
-import type { WebhookHandler, WebhookHandlerOptions } from './webhook/handler.js';
-import type { WebhookHeaders } from './webhook/input.js';
-import { DEFAULT_MAX_BODY_BYTES } from './webhook/responses.js';
+import { isPost, rawHeader } from './util/headers.js';
+import type { WebhookHandler, WebhookHandlerOptions, WebhookResponse } from './webhook/handler.js';
+import type { WebhookBody, WebhookHeaders } from './webhook/input.js';
+import { type BodyLimits, type BodyStream, readBody } from './webhook/read-body.js';
+import { bodyReadFailure, DEFAULT_BODY_TIMEOUT_MS, DEFAULT_MAX_BODY_BYTES, webhookResponses } from './webhook/responses.js';
+
+/** Options of the webhook route: the handler's, plus how long the sender gets to deliver the body. */
+export interface WebhookRouteOptions extends Omit<WebhookHandlerOptions, 'client'> {
+  /**
+   * How long the whole body may take to arrive, in ms (default 5 000, well under Svix's 15 s): a
+   * sender that stalls gets 408 and the connection is closed, rather than holding it open.
+   */
+  bodyTimeoutMs?: number;
+}
 
 /**
  * The options every adapter takes: the webhook route and the invite routes, each mounted only when
@@ -14,22 +24,59 @@ export interface VerikitRoutesOptions<Req> {
   /** The API client: used by invites and by `ctx.fetchResult()` in webhooks. */
   client?: VerikitClient;
   /** `POST /webhook`. */
-  webhook?: Omit<WebhookHandlerOptions, 'client'>;
+  webhook?: WebhookRouteOptions;
   /** `POST /invite/kyb` and `POST /invite/kyc`. */
   invite?: { kyb?: KybInviteOptions<Req>; kyc?: KycInviteOptions<Req> };
 }
 
+/** Where an adapter finds the raw webhook body. */
+export type WebhookBodySource =
+  /** The exact bytes are already at hand (kept by the framework or by the host's parser). */
+  | { kind: 'bytes'; bytes: WebhookBody }
+  /** The body is still on the wire: verikit reads it within the route's size and time limits. */
+  | { kind: 'stream'; stream: BodyStream | null | undefined }
+  /** A host body parser consumed the bytes and kept no copy. */
+  | { kind: 'consumed' };
+
+/** A webhook request as an adapter hands it over. */
+export interface WebhookArrival {
+  method: string;
+  headers: WebhookHeaders;
+  body: WebhookBodySource;
+}
+
+/** The framework-neutral webhook route an adapter mounts. */
+export interface WebhookRoute {
+  /** Reads the body (when it is still a stream) within the limits, then runs the handler. */
+  receive(arrival: WebhookArrival): Promise<WebhookResponse>;
+  /** The handler itself, for bytes already read. */
+  handle: WebhookHandler;
+  /** Largest accepted body in bytes. */
+  maxBodyBytes: number;
+  /** How long the body may take to arrive, in ms. */
+  bodyTimeoutMs: number;
+}
+
 /** The framework-neutral handlers an adapter mounts. */
 export interface VerikitRoutes<Req> {
-  webhook?: { handle: WebhookHandler; maxBodyBytes: number };
+  webhook?: WebhookRoute;
   inviteKyb?: InviteHandler<Req>;
   inviteKyc?: InviteHandler<Req>;
 }
+
+/** What an adapter tells core about its framework. */
+export interface AdapterInfo {
+  /** How to fix a host setup whose body parser consumes the raw bytes, in the framework's terms. */
+  rawBodyFix: string;
+}
+
+const GENERIC_FIX = 'Hand verikit the request before any body parser reads it.';
 
 /** Builds the route handlers from adapter options (`makeWebhookHandler` is the platform's). */
 export function createRoutesWith<Req>(
   options: VerikitRoutesOptions<Req>,
   makeWebhookHandler: (o: WebhookHandlerOptions) => WebhookHandler,
+  adapter: AdapterInfo = { rawBodyFix: GENERIC_FIX },
 ): VerikitRoutes<Req> {
   if (options === null || typeof options !== 'object') throw new ConfigurationError('options', 'verikit routes need an options object');
   const { client, webhook, invite } = options;
@@ -38,11 +85,49 @@ export function createRoutesWith<Req>(
   }
   if ((invite?.kyb || invite?.kyc) && client === undefined) throw new ConfigurationError('client', 'invite routes need the client option');
   const routes: VerikitRoutes<Req> = {};
-  if (webhook)
-    routes.webhook = { handle: makeWebhookHandler({ ...webhook, client }), maxBodyBytes: webhook.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES };
+  if (webhook) {
+    const { bodyTimeoutMs, ...handlerOptions } = webhook;
+    routes.webhook = webhookRoute(
+      makeWebhookHandler({ ...handlerOptions, client }),
+      {
+        maxBytes: webhook.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+        timeoutMs: positiveMs('webhook.bodyTimeoutMs', bodyTimeoutMs, DEFAULT_BODY_TIMEOUT_MS),
+      },
+      adapter.rawBodyFix,
+    );
+  }
   if (invite?.kyb) routes.inviteKyb = createInviteHandler(client as VerikitClient, { kind: 'kyb', options: invite.kyb });
   if (invite?.kyc) routes.inviteKyc = createInviteHandler(client as VerikitClient, { kind: 'kyc', options: invite.kyc });
   return routes;
+}
+
+function positiveMs(option: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0)
+    throw new ConfigurationError(option, `${option} must be a positive number of milliseconds`);
+  return value;
+}
+
+function webhookRoute(handle: WebhookHandler, limits: BodyLimits, fix: string): WebhookRoute {
+  return {
+    handle,
+    maxBodyBytes: limits.maxBytes,
+    bodyTimeoutMs: limits.timeoutMs,
+    async receive({ method, headers, body }) {
+      if (declaredLengthExceeds(headers, limits.maxBytes)) return webhookResponses.payloadTooLarge();
+      // Not POST: the handler answers 405 without the body being read.
+      if (!isPost(method)) return handle({ method, headers, body: undefined });
+      if (body.kind === 'bytes') return handle({ method, headers, body: body.bytes });
+      const read = body.kind === 'consumed' ? ({ kind: 'consumed' } as const) : await readBody(body.stream, limits);
+      if (read.kind !== 'ok') return bodyReadFailure(read, fix, singleHeader(headers, 'content-type'));
+      return handle({ method, headers, body: read.bytes });
+    },
+  };
+}
+
+function singleHeader(headers: WebhookHeaders, name: string): string | undefined {
+  const value = rawHeader(headers, name);
+  return typeof value === 'string' ? value : value?.[0];
 }
 
 /** Whether the request's Content-Length already says the body is too large (so it need not be read). */

@@ -54,7 +54,16 @@ export {
   readTokenExpiry,
   type VerificationLinkInput,
 } from './link/link.js';
-export { declaredLengthExceeds, type VerikitRoutes, type VerikitRoutesOptions } from './routes.js';
+export {
+  type AdapterInfo,
+  declaredLengthExceeds,
+  type VerikitRoutes,
+  type VerikitRoutesOptions,
+  type WebhookArrival,
+  type WebhookBodySource,
+  type WebhookRoute,
+  type WebhookRouteOptions,
+} from './routes.js';
 export * from './schemas/kyb.js';
 export * from './schemas/kyc.js';
 export type { OpenEnum } from './schemas/open-enum.js';
@@ -72,5 +81,6 @@ export type {
 } from './webhook/handler.js';
 export { defaultIdentify, type EventKind, type EventSubject, type IdentifyEvent } from './webhook/identify.js';
 export type { WebhookBody, WebhookHeaders } from './webhook/input.js';
-export { DEFAULT_MAX_BODY_BYTES, webhookResponses } from './webhook/responses.js';
+export type { BodyStream, NodeReadableLike } from './webhook/read-body.js';
+export { DEFAULT_BODY_TIMEOUT_MS, DEFAULT_MAX_BODY_BYTES, webhookResponses } from './webhook/responses.js';
 export { MAX_SIGNATURES, type VerifiedDelivery, type WebhookVerifier, type WebhookVerifierOptions } from './webhook/verify.js';

@@ -1,24 +1,25 @@
-import { createVerikitRoutes, type InviteHandler, type VerikitRoutesOptions, webhookResponses } from '@verikit/core';
-import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Response, Router } from 'express';
+import { createVerikitRoutes, type InviteHandler, type VerikitRoutesOptions, type WebhookBodySource } from '@verikit/core';
+import { type Request, type RequestHandler, type Response, Router } from 'express';
 
 /** Options of {@link verikitRouter}: the webhook and invite routes, each mounted only when given. */
 export type VerikitRouterOptions = VerikitRoutesOptions<Request>;
 
 const RAW_BODY_FIX =
-  'Mount verikitRouter before express.json(), or keep the raw bytes with express.json({ verify: (req, _res, buf) => { req.rawBody = buf } }).';
+  "Mount verikitRouter before express.json(), or keep the raw bytes with express.json({ limit: '1mb', verify: (req, _res, buf) => { req.rawBody = buf } }); the limit must be at least the webhook maxBodyBytes, or the host's parser answers 413 first.";
 
 function send(res: Response, answer: { status: number; headers: Record<string, string>; body: string }): void {
   res.status(answer.status).set(answer.headers).end(answer.body);
 }
 
-/** The raw bytes of the request: ours (express.raw), the host's `req.rawBody`, or `undefined` if a parser ate them. */
-function rawBodyOf(req: Request): Buffer | string | null | undefined {
-  if (Buffer.isBuffer(req.body)) return req.body;
+/** Where the raw body is: kept by the host (`express.raw()`, a `verify` callback), still on the wire, or read by a parser that kept nothing. */
+function bodySource(req: Request): WebhookBodySource {
+  if (Buffer.isBuffer(req.body)) return { kind: 'bytes', bytes: req.body };
   const kept = (req as Request & { rawBody?: unknown }).rawBody;
-  if (Buffer.isBuffer(kept) || typeof kept === 'string') return kept;
-  // The request declared a body but no raw form of it is left: a parser got there first.
-  const declaredBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
-  return declaredBody ? undefined : null;
+  if (Buffer.isBuffer(kept) || typeof kept === 'string') return { kind: 'bytes', bytes: kept };
+  // The stream itself says it was read: body-parser 2 (Express 5's) does not set the `req._body`
+  // flag that Express 4's own parsers check, so that flag cannot be trusted.
+  if (req.readableEnded) return { kind: 'consumed' };
+  return { kind: 'stream', stream: req };
 }
 
 /**
@@ -28,18 +29,13 @@ function rawBodyOf(req: Request): Buffer | string | null | undefined {
  * app.use('/verikit', verikitRouter({ client, webhook: { secret, store, onEvent }, invite: { kyb: { resolveBusiness } } }));
  */
 export function verikitRouter(options: VerikitRouterOptions): Router {
-  const routes = createVerikitRoutes(options);
+  const routes = createVerikitRoutes(options, { rawBodyFix: RAW_BODY_FIX });
   const router = Router();
-  if (routes.webhook) {
-    const { handle, maxBodyBytes } = routes.webhook;
-    const webhook: RequestHandler = (req, res, next) => {
-      const body = rawBodyOf(req);
-      if (body === undefined) return send(res, webhookResponses.rawBodyUnavailable(RAW_BODY_FIX));
-      handle({ method: req.method, headers: req.headers, body }).then((answer) => send(res, answer), next);
-    };
-    const tooLarge: ErrorRequestHandler = (error, _req, res, next) =>
-      (error as { type?: string }).type === 'entity.too.large' ? send(res, webhookResponses.payloadTooLarge()) : next(error);
-    router.all('/webhook', express.raw({ type: () => true, limit: maxBodyBytes }), webhook, tooLarge);
+  const webhook = routes.webhook;
+  if (webhook) {
+    router.all('/webhook', (req, res, next) => {
+      webhook.receive({ method: req.method, headers: req.headers, body: bodySource(req) }).then((answer) => send(res, answer), next);
+    });
   }
   const invite =
     (handle: InviteHandler<Request>): RequestHandler =>

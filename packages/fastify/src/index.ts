@@ -1,4 +1,11 @@
-import { createVerikitRoutes, type InviteHandler, type VerikitClient, type VerikitRoutesOptions, webhookResponses } from '@verikit/core';
+import {
+  type BodyStream,
+  createVerikitRoutes,
+  type InviteHandler,
+  type VerikitClient,
+  type VerikitRoutesOptions,
+  webhookResponses,
+} from '@verikit/core';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 
@@ -7,10 +14,13 @@ export type VerikitPluginOptions = VerikitRoutesOptions<FastifyRequest> & { pref
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** The verikit API client given to the plugin (undefined when none was). */
+    /** The verikit API client of the first registration that gave one (undefined when none did). */
     verikit: VerikitClient | undefined;
   }
 }
+
+const RAW_BODY_FIX =
+  'A hook read request.raw before verikit: leave the webhook body to verikit, or register the plugin in a scope without that hook.';
 
 function send(reply: FastifyReply, answer: { status: number; headers: Record<string, string>; body: string }): FastifyReply {
   return reply
@@ -23,26 +33,33 @@ const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']
 
 const plugin: FastifyPluginAsync<VerikitPluginOptions> = async (fastify, options) => {
   const { prefix, ...routeOptions } = options;
-  const routes = createVerikitRoutes(routeOptions);
-  fastify.decorate('verikit', options.client);
-  // The routes live in a child context: its raw-bytes parser never reaches the host's routes.
+  const routes = createVerikitRoutes(routeOptions, { rawBodyFix: RAW_BODY_FIX });
+  // Several registrations (one per webhook endpoint) share the instance: decorate once, never clash.
+  if (!fastify.hasDecorator('verikit')) fastify.decorate('verikit', options.client);
+  else fastify.verikit ??= options.client;
+  // The routes live in a child context: its body handling never reaches the host's routes.
   await fastify.register(
     async (scope: FastifyInstance) => {
       scope.removeAllContentTypeParsers();
-      scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: routes.webhook?.maxBodyBytes }, (_req, body, done) =>
-        done(null, body),
+      // The body stays on the wire: core reads it within the webhook route's size and time limits.
+      scope.addContentTypeParser('*', (_req, payload, done) => done(null, payload));
+      scope.setErrorHandler((error: { statusCode?: number }, _req, reply) =>
+        send(reply, (error.statusCode ?? 500) < 500 ? webhookResponses.badRequest() : webhookResponses.internalError()),
       );
-      scope.setErrorHandler((error: { statusCode?: number }, _req, reply) => {
-        if (error.statusCode === 413) return send(reply, webhookResponses.payloadTooLarge());
-        throw error;
-      });
       const webhook = routes.webhook;
       if (webhook) {
         scope.route({
           method: [...ALL_METHODS],
           url: '/webhook',
           handler: async (req, reply) =>
-            send(reply, await webhook.handle({ method: req.method, headers: req.headers, body: req.body as Buffer | undefined })),
+            send(
+              reply,
+              await webhook.receive({
+                method: req.method,
+                headers: req.headers,
+                body: { kind: 'stream', stream: req.body as BodyStream | undefined },
+              }),
+            ),
         });
       }
       const invite = (url: string, handle: InviteHandler<FastifyRequest>) =>
@@ -60,7 +77,8 @@ const plugin: FastifyPluginAsync<VerikitPluginOptions> = async (fastify, options
 
 /**
  * A Fastify plugin with `POST /webhook`, `POST /invite/kyb` and `POST /invite/kyc` under the
- * registration's `prefix`; decorates the instance with `verikit` (the client).
+ * registration's `prefix`; decorates the instance with `verikit` (the client). Register it once per
+ * webhook endpoint, each under its own prefix.
  * @example
  * await app.register(verikitPlugin, { prefix: '/verikit', client, webhook: { secret, store, onEvent } });
  */

@@ -1,18 +1,28 @@
 import {
   createVerikitRoutes,
-  declaredLengthExceeds,
   type InviteHandler,
   type VerikitRoutes,
   type VerikitRoutesOptions,
-  webhookResponses,
+  type WebhookBodySource,
 } from '@verikit/core';
 import { type Context, Hono } from 'hono';
 
 /** Options of {@link verikitApp}, or a function of the first request's context (for secrets in `env(c)`). */
 export type VerikitAppOptions = VerikitRoutesOptions<Context> | ((c: Context) => VerikitRoutesOptions<Context>);
 
+const RAW_BODY_FIX =
+  'A middleware read c.req.raw before verikit: read bodies through c.req (c.req.json(), c.req.text()), which keeps the bytes for verikit, or mount verikitApp before that middleware.';
+
 const respond = (answer: { status: number; headers: Record<string, string>; body: string }) =>
   new Response(answer.body === '' ? null : answer.body, { status: answer.status, headers: answer.headers });
+
+/** Where the raw body is: kept by Hono for an earlier `c.req.*()` read, used up by a raw read, or still on the wire. */
+async function bodySource(c: Context): Promise<WebhookBodySource> {
+  // Hono keeps what a middleware read through c.req and hands the same bytes out again.
+  for (const _cached in c.req.bodyCache) return { kind: 'bytes', bytes: await c.req.arrayBuffer() };
+  if (c.req.raw.bodyUsed) return { kind: 'consumed' };
+  return { kind: 'stream', stream: c.req.raw.body };
+}
 
 /**
  * A Hono sub-app with `POST /webhook`, `POST /invite/kyb` and `POST /invite/kyc`; Web APIs only, so
@@ -21,21 +31,18 @@ const respond = (answer: { status: number; headers: Record<string, string>; body
  * app.route('/verikit', verikitApp((c) => ({ webhook: { secret: env(c).VERIKIT_WEBHOOK_SECRET, store, onEvent } })));
  */
 export function verikitApp(options: VerikitAppOptions): Hono {
+  const adapter = { rawBodyFix: RAW_BODY_FIX };
   // Built once: eagerly from an object, or from the first request's context when given a function.
-  let routes: VerikitRoutes<Context> | undefined = typeof options === 'function' ? undefined : createVerikitRoutes(options);
+  let routes: VerikitRoutes<Context> | undefined = typeof options === 'function' ? undefined : createVerikitRoutes(options, adapter);
   const routesFor = (c: Context) => {
-    routes ??= createVerikitRoutes((options as (c: Context) => VerikitRoutesOptions<Context>)(c));
+    routes ??= createVerikitRoutes((options as (c: Context) => VerikitRoutesOptions<Context>)(c), adapter);
     return routes;
   };
   const app = new Hono();
   app.all('/webhook', async (c) => {
     const webhook = routesFor(c).webhook;
     if (!webhook) return c.notFound();
-    const headers = c.req.raw.headers;
-    if (declaredLengthExceeds(headers, webhook.maxBodyBytes)) return respond(webhookResponses.payloadTooLarge());
-    // Hono caches a body another middleware already read, so these are still the exact bytes.
-    const body = c.req.method === 'GET' || c.req.method === 'HEAD' ? undefined : await c.req.arrayBuffer();
-    return respond(await webhook.handle({ method: c.req.method, headers, body }));
+    return respond(await webhook.receive({ method: c.req.method, headers: c.req.raw.headers, body: await bodySource(c) }));
   });
   const invite = (pick: (r: VerikitRoutes<Context>) => InviteHandler<Context> | undefined) => async (c: Context) => {
     const handle = pick(routesFor(c));

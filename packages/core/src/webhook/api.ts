@@ -1,4 +1,4 @@
-import { createRoutesWith, type VerikitRoutes, type VerikitRoutesOptions } from '../routes.js';
+import { type AdapterInfo, createRoutesWith, type VerikitRoutes, type VerikitRoutesOptions } from '../routes.js';
 import { createHandlerWith, type WebhookHandler, type WebhookHandlerOptions } from './handler.js';
 import type { HmacEngine } from './hmac.js';
 import type { WebhookBody, WebhookHeaders } from './input.js';
@@ -29,6 +29,7 @@ export function webhookApi<Key>(engine: HmacEngine<Key>) {
     createWebhookVerifier,
     verifyWebhook: (input: VerifyWebhookInput): Promise<VerifiedDelivery> => createWebhookVerifier(input).verify(input.headers, input.body),
     createWebhookHandler,
-    createVerikitRoutes: <Req>(options: VerikitRoutesOptions<Req>): VerikitRoutes<Req> => createRoutesWith(options, createWebhookHandler),
+    createVerikitRoutes: <Req>(options: VerikitRoutesOptions<Req>, adapter?: AdapterInfo): VerikitRoutes<Req> =>
+      createRoutesWith(options, createWebhookHandler, adapter),
   };
 }

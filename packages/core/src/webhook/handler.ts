@@ -66,7 +66,7 @@ export interface WebhookRequest {
 
 /** The answer for the framework to send. */
 export interface WebhookResponse {
-  status: 204 | 400 | 405 | 409 | 413 | 500 | 503;
+  status: 204 | 400 | 405 | 408 | 409 | 413 | 500 | 503;
   headers: Record<string, string>;
   body: string;
 }
