@@ -9,6 +9,8 @@ export type VerikitErrorCode =
   | 'server_error'
   | 'api_error'
   | 'unexpected_response'
+  | 'response_too_large'
+  | 'storage_refused'
   | 'timeout'
   | 'connection'
   | 'aborted'

@@ -1,5 +1,12 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createClient, type NodeClientOptions, VERSION, type VerikitClient } from '../src/index.node.js';
+import {
+  AuthenticationError,
+  createClient,
+  type NodeClientOptions,
+  StorageRefusedError,
+  VERSION,
+  type VerikitClient,
+} from '../src/index.node.js';
 import { detailsPayload, fakeJwt } from './helpers/fixtures.js';
 import { json, startServer, type TestServer } from './helpers/server.js';
 
@@ -117,6 +124,27 @@ describe.each([
       '/kyb/documents/doc_3/url',
       '/storage/new',
     ]);
+  });
+
+  it('a storage refusal is its own error, read only so far and so long, even when its body never ends', async () => {
+    const endless = (_req: unknown, res: import('node:http').ServerResponse) => {
+      res.writeHead(403, { 'content-type': 'text/plain' });
+      const tick = setInterval(() => (res.destroyed ? clearInterval(tick) : res.write('refused '.repeat(4096))), 5);
+    };
+    server.handle(
+      json(200, { url: `${server.url}/storage/a`, expiresIn: 300 }),
+      endless,
+      json(200, { url: `${server.url}/storage/b`, expiresIn: 300 }),
+      (_req, res) => res.writeHead(403, { 'content-type': 'application/json' }).end('{"error":"SignatureDoesNotMatch"}'),
+    );
+    const short = createClient({ apiKey: 'sk_test', baseUrl: server.url, timeoutMs: 500, maxRetries: 0 });
+    const started = Date.now();
+    const error = await short.kyb.downloadDocument({ url: '/kyb/documents/doc_9/url' }).catch((e: unknown) => e);
+    await short.close();
+    expect(error).toBeInstanceOf(StorageRefusedError);
+    expect(error).not.toBeInstanceOf(AuthenticationError);
+    expect(error).toMatchObject({ code: 'storage_refused', status: 403, body: { error: 'SignatureDoesNotMatch' }, attempts: 2 });
+    expect(Date.now() - started).toBeLessThan(5_000);
   });
 
   it('kyb.listFlows and kyb.defaultFlows GET their paths and return the JSON as given', async () => {

@@ -10,6 +10,7 @@ import {
   type NodeClientOptions,
   NotFoundError,
   RateLimitError,
+  ResponseTooLargeError,
   ServerError,
   TimeoutError,
   UnexpectedResponseError,
@@ -194,14 +195,17 @@ describe('retries', () => {
     }
   });
 
-  it('a POST is retried when 429 or 503 come with Retry-After (not processed)', async () => {
-    server.handle(
-      json(429, {}, { 'retry-after': '0' }),
-      json(503, {}, { 'retry-after': '0' }),
-      json(200, { kybCase: { _id: 'c', refId: 'r', status: 'NOT_STARTED', flow: 'f' }, token: 't' }),
-    );
-    await client({ maxRetries: 2 }).kyb.createCase({ refId: 'r' });
-    expect(server.requests).toHaveLength(3);
+  it('a POST answered 429 or 503 with Retry-After is not retried: the server saw it, and may have created the case', async () => {
+    for (const status of [429, 503]) {
+      server.requests.length = 0;
+      server.handle(
+        json(status, {}, { 'retry-after': '0' }),
+        json(200, { kybCase: { _id: 'c', refId: 'r', status: 'NOT_STARTED', flow: 'f' }, token: 't' }),
+      );
+      const error = await failure(client({ maxRetries: 2 }).kyb.createCase({ refId: 'r' }));
+      expect(error.code).toBe(status === 429 ? 'rate_limited' : 'server_error');
+      expect(server.requests).toHaveLength(1);
+    }
   });
 
   it('a POST whose connection was reset is not retried, even with retries left', async () => {
@@ -273,6 +277,47 @@ describe('timeouts and the deadline', () => {
   });
 });
 
+describe('maxResponseBytes', () => {
+  const endless = (status: number) => (_req: unknown, res: import('node:http').ServerResponse) => {
+    res.writeHead(status, { 'content-type': 'application/json' });
+    const chunk = Buffer.alloc(64 * 1024, 'a');
+    const pump = () => {
+      while (!res.destroyed && res.write(chunk));
+      if (!res.destroyed) res.once('drain', pump);
+    };
+    res.write('{"pad":"');
+    pump();
+  };
+
+  it.each([
+    ['undici', {}],
+    ['fetch', { fetch: globalThis.fetch }],
+  ] as const)('an endless answer stops at the cap with ResponseTooLargeError, not retried (%s)', async (_name, transport) => {
+    for (const status of [200, 503]) {
+      server.requests.length = 0;
+      server.handle(endless(status));
+      const error = await failure(client({ maxRetries: 2, maxResponseBytes: 256 * 1024, ...transport }).kyb.getCase('b'));
+      expect(error).toBeInstanceOf(ResponseTooLargeError);
+      expect((error as ResponseTooLargeError).limitBytes).toBe(256 * 1024);
+      expect(server.requests).toHaveLength(1);
+    }
+  });
+
+  it('a declared Content-Length over the cap is refused before the body is read', async () => {
+    server.handle((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(50 * 1024 * 1024) });
+      res.write('{');
+    });
+    const error = await failure(client({ maxResponseBytes: 1024, maxRetries: 0 }).kyb.getCase('b'));
+    expect(error.code).toBe('response_too_large');
+  });
+
+  it('the default cap is 10 MiB and refuses nonsense', () => {
+    expect(() => client({ maxResponseBytes: 0 })).toThrow(/maxResponseBytes/);
+    expect(() => client({ maxResponseBytes: Number.NaN })).toThrow(/maxResponseBytes/);
+  });
+});
+
 describe('the API key never leaks', () => {
   const scenarios: Array<[string, () => Promise<unknown>]> = [
     [
@@ -286,6 +331,35 @@ describe('the API key never leaks', () => {
       '500 text echoing the key',
       async () => {
         server.handle((_req, res) => res.writeHead(500).end(`boom x-api-key: ${API_KEY}`));
+        return client({ maxRetries: 0 }).kyb.createCase({ refId: 'r' });
+      },
+    ],
+    [
+      '401 echoing the key JSON-escaped (\\u0073...)',
+      async () => {
+        const escaped = `\\u00${API_KEY.charCodeAt(0).toString(16)}${API_KEY.slice(1)}`;
+        server.handle(json(401, `{"error":"invalid key ${escaped}","${escaped}":1}`));
+        return client({ maxRetries: 0 }).kyb.getCase('b');
+      },
+    ],
+    [
+      'a JSON body with the key straddling the 8 KiB cut',
+      async () => {
+        server.handle(json(500, { pad: 'p'.repeat(8 * 1024 - 20), key: API_KEY, more: 'x'.repeat(100) }));
+        return client({ maxRetries: 0 }).kyb.createCase({ refId: 'r' });
+      },
+    ],
+    [
+      'a text body with the key straddling the 8 KiB cut',
+      async () => {
+        server.handle((_req, res) => res.writeHead(500).end(`${'p'.repeat(8 * 1024 - 10)}${API_KEY} and more`));
+        return client({ maxRetries: 0 }).kyb.createCase({ refId: 'r' });
+      },
+    ],
+    [
+      'a broken JSON body with the key escaped inside it',
+      async () => {
+        server.handle((_req, res) => res.writeHead(502).end(`{"error": "\\u0073${API_KEY.slice(1)}`));
         return client({ maxRetries: 0 }).kyb.createCase({ refId: 'r' });
       },
     ],
@@ -330,8 +404,20 @@ describe('the API key never leaks', () => {
       inspect(error, { depth: 10, showHidden: true }),
     ]) {
       expect(view).not.toContain(API_KEY);
+      // Not even the start of it: a cut must not leave a partial key behind.
+      expect(view).not.toContain(API_KEY.slice(0, 10));
     }
     expect(JSON.parse(JSON.stringify(error)).code).toBe(error.code);
+  });
+
+  it('a key with slashes echoed as JSON \\/ is redacted too', async () => {
+    const key = 'sk_live/with/slashes_123';
+    const c = createClient({ apiKey: key, baseUrl: server.url, maxRetries: 0 });
+    clients.push(c);
+    server.handle(json(403, `{"message":"bad key ${key.replaceAll('/', '\\/')}"}`));
+    const error = (await failure(c.kyb.getCase('b'))) as ApiError;
+    expect(error.body).toEqual({ message: 'bad key [redacted]' });
+    expect(inspect(error, { depth: 10 })).not.toContain('slashes');
   });
 
   it('the client object itself does not show the key', () => {

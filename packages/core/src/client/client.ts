@@ -158,7 +158,6 @@ export function createClientWithTransport(options: ClientOptions, transport: Tra
         const signed = await getDocumentUrl(file, o);
         const opened = await openSignedUrl(
           transport,
-          executor,
           signed,
           { ...context, attempts: attempt },
           resolved.timeoutMs,

@@ -1,8 +1,11 @@
 import { InvalidArgumentError } from '../errors.js';
 import type { SignedDocumentUrl } from '../schemas/kyb.js';
-import { type ClientError, type RequestContext, TimeoutError } from './errors.js';
-import type { Executor } from './execute.js';
+import { readBody } from '../webhook/read-body.js';
+import { type RequestContext, StorageRefusedError, TimeoutError } from './errors.js';
 import { type Transport, transportFailure } from './transport.js';
+
+/** How much of a storage refusal is read: enough for its error message, never a whole file. */
+const REFUSAL_BYTES = 16 * 1024;
 
 /** A document being downloaded: a stream, never the whole file in memory. */
 export interface DocumentDownload {
@@ -20,13 +23,12 @@ export interface DocumentDownload {
  */
 export async function openSignedUrl(
   transport: Transport,
-  executor: Executor,
   signed: SignedDocumentUrl,
   context: RequestContext,
   timeoutMs: number,
   userAgent: string,
   signal: AbortSignal | undefined,
-): Promise<DocumentDownload | { refused: ClientError }> {
+): Promise<DocumentDownload | { refused: StorageRefusedError }> {
   let url: URL;
   try {
     url = new URL(signed.url);
@@ -41,6 +43,7 @@ export async function openSignedUrl(
       path: url.pathname + url.search,
       headers: { 'user-agent': userAgent },
       timeoutMs,
+      maxResponseBytes: REFUSAL_BYTES,
       signal,
     });
     if (response.status >= 200 && response.status < 300) {
@@ -51,9 +54,19 @@ export async function openSignedUrl(
         contentLength: length === undefined ? undefined : Number(length),
       };
     }
-    const text = await new Response(response.body).text();
-    return { refused: executor.httpError(response.status, text, undefined, { ...context, requestId: undefined }) };
+    // A refusal body is read only so far and so long: storage may answer slowly, or endlessly.
+    const read = await readBody(response.body, { maxBytes: REFUSAL_BYTES, timeoutMs });
+    return { refused: new StorageRefusedError(response.status, read.kind === 'ok' ? parsedOrText(read.bytes) : undefined, context) };
   } catch (error) {
     throw transportFailure(error, signal, context, () => new TimeoutError('attempt', timeoutMs, context));
+  }
+}
+
+function parsedOrText(bytes: Uint8Array): unknown {
+  const text = new TextDecoder().decode(bytes);
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
   }
 }

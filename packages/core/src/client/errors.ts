@@ -131,6 +131,34 @@ export class AbortedError extends ClientError {
   }
 }
 
+/** An answer's body was over `maxResponseBytes`: the read was stopped and the call is not retried. */
+export class ResponseTooLargeError extends ClientError {
+  /** The limit that was passed, in bytes. */
+  readonly limitBytes: number;
+
+  constructor(limitBytes: number, context: RequestContext) {
+    super('response_too_large', `response body over maxResponseBytes (${limitBytes} bytes)`, context);
+    this.limitBytes = limitBytes;
+  }
+}
+
+/**
+ * The storage behind a signed document URL refused the download (expired or altered URL, most
+ * likely). Not an API error: the API key is never sent to storage.
+ */
+export class StorageRefusedError extends ClientError {
+  /** HTTP status storage answered with. */
+  readonly status: number;
+  /** The start of storage's answer (at most 16 KiB read), parsed when JSON. */
+  readonly body: unknown;
+
+  constructor(status: number, body: unknown, context: RequestContext) {
+    super('storage_refused', `storage refused the signed document URL: HTTP ${status}`, context);
+    this.status = status;
+    this.body = body;
+  }
+}
+
 /** One problem found in a response that breaks the documented shape. */
 export interface ResponseIssue {
   /** Dotted path of the field, e.g. `steps.2.fields.0.key`. */

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { redact } from '../util/redact.js';
+import { safeResponseBody } from '../util/redact.js';
 import {
   AbortedError,
   ApiError,
@@ -108,6 +108,7 @@ export class Executor {
         headers: request.headers,
         body: request.body,
         timeoutMs: Math.min(options.timeoutMs, request.remaining),
+        maxResponseBytes: options.maxResponseBytes,
         signal: call.signal,
       });
     } catch (error) {
@@ -169,20 +170,13 @@ export class Executor {
   }
 
   /** Maps an HTTP failure to its error class, with the body redacted and bounded. */
-  httpError(
+  private httpError(
     status: number,
     text: string,
     retryAfterMs: number | undefined,
     context: RequestContext & { requestId: string | undefined },
   ): ApiError {
-    const safe = redact(text, [this.options.apiKey]);
-    let body: unknown = safe;
-    try {
-      body = JSON.parse(safe);
-    } catch {
-      // Not JSON: keep the (redacted, bounded) text.
-    }
-    const details: ResponseDetails = { ...context, status, body };
+    const details: ResponseDetails = { ...context, status, body: safeResponseBody(text, [this.options.apiKey]) };
     if (status === 401 || status === 403) return new AuthenticationError(details);
     if (status === 400 || status === 422) return new BadRequestError(details);
     if (status === 404) return new NotFoundError(details);

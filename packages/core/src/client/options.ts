@@ -43,6 +43,11 @@ export interface ClientOptions {
   backoff?: { baseMs?: number; maxMs?: number };
   /** A Retry-After longer than this (ms, default 30 000) is not waited for: the error is thrown. */
   maxRetryAfterMs?: number;
+  /**
+   * Largest API answer body read, in bytes (default 10 MiB); a larger one stops the read with
+   * `ResponseTooLargeError` and is not retried.
+   */
+  maxResponseBytes?: number;
   /** A fetch implementation to use instead of the built-in transport. */
   fetch?: typeof fetch;
   /** Extra text appended to the `User-Agent` (your app's name and version). */
@@ -74,6 +79,7 @@ export interface ResolvedOptions {
   baseDelayMs: number;
   maxDelayMs: number;
   maxRetryAfterMs: number;
+  maxResponseBytes: number;
   userAgent: string;
   requestIdHeader: string;
   classifyKyc: (status: string) => KycDecision;
@@ -150,6 +156,7 @@ export function resolveOptions(options: ClientOptions, platformAgent: string, ve
     baseDelayMs: positive('backoff.baseMs', options.backoff?.baseMs, 300, true),
     maxDelayMs: positive('backoff.maxMs', options.backoff?.maxMs, 5_000, true),
     maxRetryAfterMs: positive('maxRetryAfterMs', options.maxRetryAfterMs, 30_000, true),
+    maxResponseBytes: positive('maxResponseBytes', options.maxResponseBytes, 10 * 1024 * 1024),
     userAgent: `verikit/${version} (${platformAgent})${extraAgent}`,
     requestIdHeader: (options.requestIdHeader ?? 'x-request-id').toLowerCase(),
     classifyKyc: createKycStatusClassifier(options.kycStatuses),

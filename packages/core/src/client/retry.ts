@@ -19,14 +19,14 @@ const RETRYABLE_GET_STATUS = new Set([408, 429, 502, 503, 504]);
 
 /**
  * Whether this attempt may be repeated. GETs are idempotent; a POST creates a case or session,
- * so it is repeated only where the request provably never reached the server or the answer
- * says it was not processed (429/503 with Retry-After): a duplicate case is worse than an error.
+ * so it is repeated only where the request provably never reached the server (connection refused,
+ * DNS). Any answer, 429 and 503 with Retry-After included, means the server saw it: the spec does
+ * not say such an answer means "not processed", and a duplicate case is worse than an error.
  */
 export function isRetryable(method: 'GET' | 'POST', outcome: AttemptOutcome): boolean {
   if (outcome.kind === 'network') return method === 'GET' || outcome.failure === 'not-sent';
   if (outcome.kind === 'timeout') return method === 'GET';
-  if (method === 'GET') return RETRYABLE_GET_STATUS.has(outcome.status);
-  return (outcome.status === 429 || outcome.status === 503) && outcome.retryAfterMs !== undefined;
+  return method === 'GET' && RETRYABLE_GET_STATUS.has(outcome.status);
 }
 
 /** Full-jitter exponential backoff (AWS's "full jitter"): uniform in [0, min(max, base * 2^n)). */

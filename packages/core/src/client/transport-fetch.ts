@@ -1,4 +1,14 @@
-import { type BufferedResponse, type StreamingResponse, type Transport, type TransportRequest, withTimeoutSignal } from './transport.js';
+import { readBody } from '../webhook/read-body.js';
+import {
+  type BufferedResponse,
+  type StreamingResponse,
+  type Transport,
+  type TransportRequest,
+  TransportTooLarge,
+  withTimeoutSignal,
+} from './transport.js';
+
+const decoder = new TextDecoder();
 
 /** Transport over a WHATWG `fetch` (the global one, or one the integrator passes). */
 export function createFetchTransport(fetchImpl: typeof fetch = globalThis.fetch): Transport {
@@ -16,7 +26,16 @@ export function createFetchTransport(fetchImpl: typeof fetch = globalThis.fetch)
     request: (request): Promise<BufferedResponse> =>
       withTimeoutSignal(request, async (signal) => {
         const response = await send(request, signal);
-        return { status: response.status, header: headerOf(response), text: await response.text() };
+        const tooLarge = new TransportTooLarge(request.maxResponseBytes);
+        if (Number(response.headers.get('content-length')) > request.maxResponseBytes) {
+          await response.body?.cancel().catch(() => {});
+          throw tooLarge;
+        }
+        // Counted as it arrives, so an endless answer stops at the cap rather than filling memory.
+        const read = await readBody(response.body, { maxBytes: request.maxResponseBytes, timeoutMs: request.timeoutMs });
+        if (read.kind === 'too-large') throw tooLarge;
+        if (read.kind !== 'ok') throw signal.reason ?? new Error(`response body ${read.kind}`);
+        return { status: response.status, header: headerOf(response), text: decoder.decode(read.bytes) };
       }),
     async open(request): Promise<StreamingResponse> {
       const response = await withTimeoutSignal(request, (signal) => send(request, signal));

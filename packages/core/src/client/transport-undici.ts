@@ -6,6 +6,7 @@ import {
   type Transport,
   type TransportRequest,
   TransportTimeout,
+  TransportTooLarge,
   withTimeoutSignal,
 } from './transport.js';
 
@@ -36,6 +37,7 @@ function dispatchBuffered(dispatcher: Dispatcher, request: TransportRequest): Pr
     let failure: unknown;
     let status = 0;
     let headers: Headers = {};
+    let size = 0;
     const chunks: Buffer[] = [];
     const cleanup = (): void => {
       clearTimeout(timer);
@@ -61,9 +63,13 @@ function dispatchBuffered(dispatcher: Dispatcher, request: TransportRequest): Pr
         onResponseStart(_c, statusCode, responseHeaders) {
           status = statusCode;
           headers = responseHeaders;
+          if (Number(headerOf(headers)('content-length')) > request.maxResponseBytes) fail(new TransportTooLarge(request.maxResponseBytes));
         },
         onResponseData(_c, chunk) {
-          chunks.push(chunk);
+          // Counted as it arrives, so an endless answer stops at the cap rather than filling memory.
+          size += chunk.length;
+          if (size > request.maxResponseBytes) fail(new TransportTooLarge(request.maxResponseBytes));
+          else chunks.push(chunk);
         },
         onResponseEnd() {
           if (failure !== undefined) return;

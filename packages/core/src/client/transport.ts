@@ -1,4 +1,11 @@
-import { AbortedError, ConnectionError, type ConnectionFailure, type RequestContext, type TimeoutError } from './errors.js';
+import {
+  AbortedError,
+  ConnectionError,
+  type ConnectionFailure,
+  type RequestContext,
+  ResponseTooLargeError,
+  type TimeoutError,
+} from './errors.js';
 
 /** One HTTP exchange as the client's retry loop sees it, independent of undici or fetch. */
 export interface TransportRequest {
@@ -11,6 +18,8 @@ export interface TransportRequest {
   body?: string | undefined;
   /** For `request`: the whole exchange, body included. For `open`: until the headers arrive. */
   timeoutMs: number;
+  /** For `request`: the most body bytes read before giving up with {@link TransportTooLarge}. */
+  maxResponseBytes: number;
   /** The caller's signal, when there is one (the transport adds no signal of its own on the hot path). */
   signal?: AbortSignal | undefined;
 }
@@ -36,6 +45,13 @@ export interface Transport {
   /** Sends a request and hands back the body as a stream once the headers arrive. */
   open(request: TransportRequest): Promise<StreamingResponse>;
   close(): Promise<void>;
+}
+
+/** Thrown by a transport when an answer's body is over `maxResponseBytes` (declared or counted). */
+export class TransportTooLarge extends Error {
+  constructor(readonly limitBytes: number) {
+    super('response too large');
+  }
 }
 
 /** Thrown by a transport whose `timeoutMs` ran out. */
@@ -94,15 +110,17 @@ export async function withTimeoutSignal<T>(request: TransportRequest, start: (si
 
 /**
  * A failed exchange as the client's error: the caller's abort first, then the transport's own
- * timeout (which `timeout` names: a per-attempt limit or the overall deadline), else the connection.
+ * timeout (which `timeout` names: a per-attempt limit or the overall deadline), an answer over
+ * `maxResponseBytes`, else the connection.
  */
 export function transportFailure(
   error: unknown,
   signal: AbortSignal | undefined,
   context: RequestContext,
   timeout: () => TimeoutError,
-): AbortedError | TimeoutError | ConnectionError {
+): AbortedError | TimeoutError | ConnectionError | ResponseTooLargeError {
   if (signal?.aborted) return new AbortedError(context, signal.reason);
   if (error instanceof TransportTimeout) return timeout();
+  if (error instanceof TransportTooLarge) return new ResponseTooLargeError(error.limitBytes, context);
   return new ConnectionError(classifyNetworkError(error), context, error);
 }
