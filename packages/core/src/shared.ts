@@ -85,4 +85,5 @@ export { defaultIdentify, type EventKind, type EventSubject, type IdentifyEvent 
 export type { WebhookBody, WebhookHeaders } from './webhook/input.js';
 export type { BodyStream, NodeReadableLike } from './webhook/read-body.js';
 export { DEFAULT_BODY_TIMEOUT_MS, DEFAULT_MAX_BODY_BYTES, webhookResponses } from './webhook/responses.js';
+export { checkWebhookSecret, MIN_SECRET_BYTES } from './webhook/secrets.js';
 export { MAX_SIGNATURES, type VerifiedDelivery, type WebhookVerifier, type WebhookVerifierOptions } from './webhook/verify.js';

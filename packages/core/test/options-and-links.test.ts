@@ -114,6 +114,10 @@ describe('buildVerificationLink', () => {
 });
 
 describe('readTokenExpiry', () => {
+  it('an exp outside the range of a Date is unreadable (null), not a throw', () => {
+    for (const exp of [1e20, -1e20, Number.MAX_VALUE]) expect(readTokenExpiry(fakeJwt(exp))).toBeNull();
+  });
+
   it('reads exp from a 24 h KYB token without verifying it', () => {
     const exp = Math.floor(Date.now() / 1000) + 24 * 3600;
     expect(readTokenExpiry(fakeJwt(exp))?.getTime()).toBe(exp * 1000);

@@ -1,6 +1,12 @@
 import { Webhook } from 'svix';
 import { describe, expect, it } from 'vitest';
-import { ConfigurationError, MAX_SIGNATURES, WebhookVerificationError } from '../src/index.node.js';
+import {
+  ConfigurationError,
+  checkWebhookSecret,
+  MAX_SIGNATURES,
+  MemoryIdempotencyStore,
+  WebhookVerificationError,
+} from '../src/index.node.js';
 import { builds } from './helpers/builds.js';
 
 // Standard Webhooks' published test vectors.
@@ -150,6 +156,46 @@ describe.each(builds)('webhook verification, %s', (_name, build) => {
   ])('refuses a secret that is %s, at creation', (_case, secret) => {
     expect(() => build.createWebhookVerifier({ secrets: secret })).toThrow(ConfigurationError);
     expect(() => build.createWebhookVerifier({ secrets: [A.secret, secret] })).toThrow(/secrets\[1\]/);
+  });
+
+  it('refuses a key shorter than 16 bytes (whsec_AA== is one byte), accepts 16', () => {
+    const ofBytes = (n: number) => `whsec_${Buffer.alloc(n, 7).toString('base64')}`;
+    for (const weak of ['whsec_AA==', ofBytes(15)]) {
+      expect(() => build.createWebhookVerifier({ secrets: weak })).toThrow(/^secrets is too short/);
+    }
+    expect(() => build.createWebhookVerifier({ secrets: ofBytes(16) })).not.toThrow();
+  });
+
+  it('a bad secret is named by the option the integrator gave: secret, or secrets', () => {
+    const error = (options: object) => {
+      try {
+        build.createWebhookHandler({ store: new MemoryIdempotencyStore(), onEvent: () => {}, ...options });
+      } catch (e) {
+        return e as ConfigurationError;
+      }
+      throw new Error('expected a ConfigurationError');
+    };
+    expect(error({ secret: 'whsec_AA==' })).toMatchObject({ option: 'secret', message: expect.stringMatching(/^secret is too short/) });
+    expect(error({ secret: 'whsec_bad' })).toMatchObject({ option: 'secret', message: 'secret is not whsec_ followed by base64' });
+    expect(error({ secrets: [A.secret, 'whsec_AA=='] })).toMatchObject({
+      option: 'secrets',
+      message: expect.stringMatching(/^secrets\[1\]/),
+    });
+  });
+
+  it('checkWebhookSecret applies the same rules, naming the option it is given', () => {
+    expect(() => checkWebhookSecret(A.secret, '--webhook-secret')).not.toThrow();
+    expect(() => checkWebhookSecret('whsec_bad', '--webhook-secret')).toThrow('--webhook-secret is not whsec_ followed by base64');
+    expect(() => checkWebhookSecret(undefined, 'VERIKIT_WEBHOOK_SECRET')).toThrow(/^VERIKIT_WEBHOOK_SECRET is required/);
+  });
+
+  it('limits the id to 256 characters and the timestamp to 15 digits (documented strictness)', async () => {
+    const long = await reason(verifierFor(A).verify(headersOf(A, { 'svix-id': 'm'.repeat(257) }), A.payload));
+    expect(long).toBe('invalid_header');
+    const fine = await reason(verifierFor(A).verify(headersOf(A, { 'svix-id': 'm'.repeat(256) }), A.payload));
+    expect(fine).toBe('no_matching_signature');
+    const digits = await reason(verifierFor(A).verify(headersOf(A, { 'svix-timestamp': `0${A.timestamp}`.padStart(16, '0') }), A.payload));
+    expect(digits).toBe('invalid_timestamp');
   });
 
   it('accepts a secret without the whsec_ prefix, as Svix does', async () => {

@@ -101,7 +101,7 @@ export function createInviteHandler<Req>(
       'an invite route needs the callback that tells who is signed in',
     );
   }
-  return async ({ method, headers, request }) => {
+  const answer: InviteHandler<Req> = async ({ method, headers, request }) => {
     if (!isPost(method)) return reply(405, { error: 'method_not_allowed' }, { allow: 'POST' });
     let party: KybParty | KycParty | null;
     try {
@@ -131,4 +131,7 @@ export function createInviteHandler<Req>(
     if (wantsRedirect(headers)) return { status: 303, headers: { location: link.url, ...PRIVATE }, body: '' };
     return reply(200, { url: link.url, expiresAt: link.expiresAt?.toISOString() ?? null });
   };
+  // Whatever goes wrong, the answer stays private: no cache, no referrer, never the framework's error page.
+  return (request) =>
+    answer(request).catch(() => reply(500, { error: 'invite_failed', message: 'The verification could not be started.' }));
 }

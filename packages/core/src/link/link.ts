@@ -48,14 +48,17 @@ function normalizeEnvironment(value: unknown): LinkEnvironment {
 /**
  * Reads a session token's expiry from its JWT `exp` claim WITHOUT verifying the signature
  * (the service verifies it); use it to know when to create a new link. `null` when the token is
- * not a JWT or carries no numeric `exp`.
+ * not a JWT or carries no numeric `exp`, or one outside the range of a Date.
  */
 export function readTokenExpiry(token: string): Date | null {
   const payload = token.split('.')[1];
   if (payload === undefined) return null;
   try {
     const json = JSON.parse(new TextDecoder().decode(base64UrlDecode(payload))) as { exp?: unknown };
-    return typeof json.exp === 'number' && Number.isFinite(json.exp) ? new Date(json.exp * 1000) : null;
+    if (typeof json.exp !== 'number') return null;
+    // An `exp` outside the Date range (a token from a buggy or hostile issuer) is unreadable, not fatal.
+    const expiry = new Date(json.exp * 1000);
+    return Number.isNaN(expiry.getTime()) ? null : expiry;
   } catch {
     return null;
   }

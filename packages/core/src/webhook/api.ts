@@ -24,7 +24,7 @@ export interface VerifyWebhookInput extends Omit<WebhookVerifierOptions, 'secret
 export function webhookApi<Key>(engine: HmacEngine<Key>) {
   const createWebhookVerifier = (options: WebhookVerifierOptions): WebhookVerifier => createVerifierWith(options, engine);
   const createWebhookHandler = (options: WebhookHandlerOptions): WebhookHandler =>
-    createHandlerWith(options, (o) => createDeliveryCheck(o, engine));
+    createHandlerWith(options, (o, secretOption) => createDeliveryCheck(o, engine, secretOption));
   return {
     createWebhookVerifier,
     verifyWebhook: (input: VerifyWebhookInput): Promise<VerifiedDelivery> => createWebhookVerifier(input).verify(input.headers, input.body),

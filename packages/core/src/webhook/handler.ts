@@ -212,7 +212,10 @@ class DeliveryContext implements WebhookContext {
 }
 
 /** Builds the handler over a delivery-check factory (the platform's node:crypto or WebCrypto one). */
-export function createHandlerWith(options: WebhookHandlerOptions, makeCheck: (o: WebhookVerifierOptions) => DeliveryCheck): WebhookHandler {
+export function createHandlerWith(
+  options: WebhookHandlerOptions,
+  makeCheck: (o: WebhookVerifierOptions, secretOption: string) => DeliveryCheck,
+): WebhookHandler {
   if (options === null || typeof options !== 'object')
     throw new ConfigurationError('options', 'createWebhookHandler needs an options object');
   if (options.secret !== undefined && options.secrets !== undefined)
@@ -226,11 +229,10 @@ export function createHandlerWith(options: WebhookHandlerOptions, makeCheck: (o:
   const leaseMs = options.leaseMs ?? Math.max(60_000, deadlineMs * 2);
   if (!(leaseMs > deadlineMs))
     throw new ConfigurationError('leaseMs', 'leaseMs must be longer than deadlineMs, or a slow handler could run twice');
-  const check = makeCheck({
-    secrets: options.secrets ?? (options.secret as string),
-    toleranceSeconds: options.toleranceSeconds,
-    now: options.now,
-  });
+  const check = makeCheck(
+    { secrets: options.secrets ?? (options.secret as string), toleranceSeconds: options.toleranceSeconds, now: options.now },
+    options.secrets === undefined ? 'secret' : 'secrets',
+  );
   const identify = options.identify ?? defaultIdentify;
   const claimOptions = { leaseMs };
   const retryAfter = { 'retry-after': String(Math.ceil(Math.min(leaseMs, 30_000) / 1000)) };

@@ -1,6 +1,8 @@
 import { ConfigurationError } from '../errors.js';
 
 const PREFIX = 'whsec_';
+/** Fewest key bytes accepted: Svix issues 24, and a shorter key is guessable or a paste gone wrong. */
+export const MIN_SECRET_BYTES = 16;
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 /**
@@ -20,6 +22,22 @@ export function decodeSecrets(option: string, input: string | readonly string[] 
       throw new ConfigurationError(option, `${where} contains whitespace (copy it again without spaces or newlines)`);
     const encoded = secret.startsWith(PREFIX) ? secret.slice(PREFIX.length) : secret;
     if (encoded.length === 0 || !BASE64.test(encoded)) throw new ConfigurationError(option, `${where} is not whsec_ followed by base64`);
-    return Uint8Array.from(atob(encoded), (c) => c.charCodeAt(0));
+    const key = Uint8Array.from(atob(encoded), (c) => c.charCodeAt(0));
+    if (key.length < MIN_SECRET_BYTES)
+      throw new ConfigurationError(
+        option,
+        `${where} is too short (${key.length} bytes of key; at least ${MIN_SECRET_BYTES}, and the dashboard's secrets have 24): copy the whole whsec_ secret`,
+      );
+    return key;
   });
+}
+
+/**
+ * Checks signing secrets by the rules the webhook verifier applies at startup, naming `option`
+ * (yours: a flag, an environment variable) in the message; throws {@link ConfigurationError}.
+ * @example
+ * checkWebhookSecret(process.env.VERIKIT_WEBHOOK_SECRET, 'VERIKIT_WEBHOOK_SECRET');
+ */
+export function checkWebhookSecret(secret: string | readonly string[] | undefined, option = 'secret'): void {
+  decodeSecrets(option, secret);
 }

@@ -42,9 +42,16 @@ const TIMESTAMP = /^[0-9]{1,15}$/;
  */
 export type DeliveryCheck = (headers: WebhookHeaders, body: string | Uint8Array) => VerifiedDelivery | Promise<VerifiedDelivery>;
 
-/** Builds the delivery check over the given HMAC engine, with the secrets decoded once, now. */
-export function createDeliveryCheck<Key>(options: WebhookVerifierOptions, engine: HmacEngine<Key>): DeliveryCheck {
-  const keys = decodeSecrets('secrets', options?.secrets).map((raw) => engine.importKey(raw));
+/**
+ * Builds the delivery check over the given HMAC engine, with the secrets decoded once, now; a bad
+ * secret's error names `secretOption`, the option the integrator actually gave.
+ */
+export function createDeliveryCheck<Key>(
+  options: WebhookVerifierOptions,
+  engine: HmacEngine<Key>,
+  secretOption = 'secrets',
+): DeliveryCheck {
+  const keys = decodeSecrets(secretOption, options?.secrets).map((raw) => engine.importKey(raw));
   const tolerance = options.toleranceSeconds ?? 300;
   if (typeof tolerance !== 'number' || !Number.isFinite(tolerance) || tolerance < 0) {
     throw new ConfigurationError('toleranceSeconds', 'toleranceSeconds must be a non-negative number');
