@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `verikit-fake`: the fake verification service as a command, for testing from other languages or by hand.
 import { parseArgs } from 'node:util';
+import { checkWebhookSecret } from '@verikit/core';
 import { createFakeService } from './fake/service.js';
 
 const usage = `Usage: verikit-fake [--port 4010] [--host 127.0.0.1] [--api-key K] [--public-key P] [--webhook-secret whsec_...] [--webhook URL]...
@@ -31,10 +32,16 @@ if (args.values.help) {
   console.log(usage);
   process.exit(0);
 }
-const port = Number(args.values.port);
-if (!Number.isInteger(port) || port < 0 || port > 65_535) {
-  console.error(`verikit-fake: --port must be a port number, not ${JSON.stringify(args.values.port)}`);
+const fail = (message: string): never => {
+  console.error(`verikit-fake: ${message}`);
   process.exit(2);
+};
+const port = Number(args.values.port);
+if (!Number.isInteger(port) || port < 0 || port > 65_535) fail(`--port must be a port number, not ${JSON.stringify(args.values.port)}`);
+try {
+  if (args.values['webhook-secret'] !== undefined) checkWebhookSecret(args.values['webhook-secret'], '--webhook-secret');
+} catch (error) {
+  fail((error as Error).message);
 }
 
 try {

@@ -13,7 +13,9 @@ import {
   UnexpectedResponseError,
   type VerikitClient,
 } from '@verikit/core';
+import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { rawExchange } from '../../../test-support/raw-http.js';
 import { createFakeService, type FakeService } from '../src/index.js';
 import { startReceiver } from './helpers.js';
 
@@ -321,7 +323,8 @@ describe('fault injection', () => {
   it('faults on document URLs and storage downloads', async () => {
     const file = collectDocumentFiles((await client.kyb.getCase('acme-1')).steps[2] as KybDocumentStep)[0]!;
     fake.faults.inject('storage.download', { kind: 'status', status: 500 });
-    await expect(client.kyb.downloadDocument(file)).rejects.toBeInstanceOf(ServerError);
+    // Storage is not the API: its failures are StorageRefusedError, whatever the status.
+    await expect(client.kyb.downloadDocument(file)).rejects.toMatchObject({ name: 'StorageRefusedError', status: 500 });
     fake.faults.clear('storage.download');
     fake.faults.inject('kyb.documentUrl', { kind: 'status', status: 400 }, { times: 1 });
     await expect(client.kyb.getDocumentUrl({ url: '/kyb/documents/other/url' })).rejects.toBeInstanceOf(BadRequestError);
@@ -356,5 +359,81 @@ describe('the hosted page over plain HTTP', () => {
     const { token } = await client.kyb.createCase({ refId: 'page-3' });
     await decide(client.verificationLink(token).url, 'reject');
     expect((await client.kyb.getCase('page-3')).status).toBe('REJECTED');
+  });
+});
+
+describe('the HTTP surface never crashes', () => {
+  it('hostile request lines each get a 4xx, and the fake keeps serving (fast-check)', async () => {
+    const hostile = await createFakeService();
+    const known = [
+      '//',
+      '///',
+      '//x:y',
+      '//[::',
+      '/\\',
+      '/%',
+      '/%zz',
+      '*',
+      'http://x',
+      'http://[::1',
+      '//hosted',
+      '/hosted//',
+      '/hosted/?authToken=%',
+      '/kyb/case/%E0%A4%A/details',
+      '/kyb/case//details',
+      '/v2/users/%C0%AF',
+      '/storage/%ff?expires=x&signature=y',
+      '/kyb/documents/%2e%2e/url',
+    ];
+    const piece = fc.constantFrom(
+      '/',
+      '//',
+      '%',
+      '%2F',
+      '%zz',
+      ':',
+      '@',
+      '[',
+      ']',
+      '?',
+      '#',
+      '.',
+      '..',
+      'kyb',
+      'case',
+      'hosted',
+      'v2',
+      'users',
+      'storage',
+      'x',
+    );
+    const target = fc.oneof(
+      fc.constantFrom(...known),
+      fc.array(piece, { maxLength: 12 }).map((parts) => `/${parts.join('')}`),
+      fc.stringMatching(/^\/[\x21-\x7e]{0,40}$/),
+    );
+    const method = fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'PATCH', 'HEAD', 'BREW');
+    await fc.assert(
+      fc.asyncProperty(method, target, async (m, t) => {
+        const outcome = await rawExchange(hostile.baseUrl, `${m} ${t} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n`, {
+          chunk: () => undefined,
+          maxBytes: 0,
+        });
+        expect(outcome.status).toBeGreaterThanOrEqual(400);
+        expect(outcome.status).toBeLessThan(500);
+      }),
+      { numRuns: 400 },
+    );
+    const client = createClient({ ...hostile.clientOptions, maxRetries: 0 });
+    await expect(client.kyb.listFlows()).resolves.toBeDefined();
+    await client.close();
+    await hostile.close();
+  }, 60_000);
+
+  it('a webhook secret the SDK would refuse is refused at start, with the SDK rule and the option named', async () => {
+    await expect(createFakeService({ organization: { webhookSecret: 'whsec_bad' } })).rejects.toThrow(
+      'organization.webhookSecret is not whsec_ followed by base64',
+    );
+    await expect(createFakeService({ organization: { webhookSecret: 'whsec_AA==' } })).rejects.toThrow(/too short/);
   });
 });

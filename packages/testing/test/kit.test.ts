@@ -126,4 +126,14 @@ describe('verikit-fake', () => {
     expect(error).toMatchObject({ code: 2 });
     expect((error as { stderr: string }).stderr).toContain('--port must be a port number');
   });
+
+  it('refuses a webhook secret the SDK would refuse, in one line, before starting', async () => {
+    const error = await run(process.execPath, ['bin/verikit-fake.mjs', '--port', '0', '--webhook-secret', 'whsec_bad'], {
+      cwd: pkgDir,
+    }).catch((e: { code: number; stderr: string }) => e);
+    expect(error).toMatchObject({ code: 2 });
+    expect((error as { stderr: string }).stderr.trim().split('\n')).toEqual([
+      'verikit-fake: --webhook-secret is not whsec_ followed by base64',
+    ]);
+  });
 });

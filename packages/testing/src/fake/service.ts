@@ -1,7 +1,14 @@
 import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { buildVerificationLink, type ClientOptions, type KybCaseDetails, type KybStatus, type KycResult } from '@verikit/core';
+import {
+  buildVerificationLink,
+  type ClientOptions,
+  checkWebhookSecret,
+  type KybCaseDetails,
+  type KybStatus,
+  type KycResult,
+} from '@verikit/core';
 import { webhookEventFixture } from '../fixtures.js';
 import { type FakeRoute, FaultInjector } from './faults.js';
 import { hostedError, hostedPage } from './hosted-page.js';
@@ -167,6 +174,8 @@ export async function createFakeService(options: FakeServiceOptions = {}): Promi
   const faults = new FaultInjector();
   const state = new FakeState(kycStatuses, ({ org, ...change }) => dispatcher.publish(org, buildEvent(change)));
   const addOrganization = (o?: FakeOrganizationOptions) => {
+    // The SDK's own rules, at start: a bad secret fails here, not at the first delivery's signing.
+    if (o?.webhookSecret !== undefined) checkWebhookSecret(o.webhookSecret, 'organization.webhookSecret');
     const org = state.addOrganization(o);
     dispatcher.setSecret(org.id, org.webhookSecret);
     return org;
@@ -387,12 +396,24 @@ export async function createFakeService(options: FakeServiceOptions = {}): Promi
     );
   }
 
+  /** Routes one request; everything that can throw, parsing the target included, runs inside the promise. */
+  async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const target = req.url ?? '/';
+    const rawPath = target.split('?')[0] ?? '/';
+    let url: URL;
+    try {
+      // A target such as `//` or `//x:y` reads as a URL with a host part and fails to parse: bad input, not a crash.
+      url = new URL(target.startsWith('/') ? `http://fake.invalid${target}` : target, 'http://fake.invalid');
+    } catch {
+      throw new HttpError(400, 'Malformed request target');
+    }
+    if (rawPath === '/hosted' || rawPath.startsWith('/hosted/')) return hosted(req, res, url);
+    return api(req, res, url, rawPath);
+  }
+
   const sockets = new Set<Socket>();
   const server = createServer((req, res) => {
-    const rawPath = (req.url ?? '/').split('?')[0] ?? '/';
-    const url = new URL(req.url ?? '/', 'http://fake.invalid');
-    const work = rawPath === '/hosted' || rawPath.startsWith('/hosted/') ? hosted(req, res, url) : api(req, res, url, rawPath);
-    work.catch((error: unknown) => {
+    route(req, res).catch((error: unknown) => {
       if (res.headersSent || res.destroyed) return;
       if (error instanceof HttpError) sendJson(res, error.status, { statusCode: error.status, message: error.message });
       else sendJson(res, 500, { statusCode: 500, message: error instanceof Error ? error.message : 'Internal error' });
