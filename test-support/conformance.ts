@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Socket } from 'node:net';
+import { Readable } from 'node:stream';
 import {
   createClient,
   type KybParty,
@@ -9,6 +10,7 @@ import {
   type WebhookContext,
 } from '@verikit/core';
 import { createFakeService, type FakeService, signWebhook } from '@verikit/testing';
+import fc from 'fast-check';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSocket, rawExchange } from './raw-http.js';
@@ -409,5 +411,108 @@ export function conformanceSuite<Req>(adapter: AdapterUnderTest<Req>): void {
         expect(answers.map((a) => a.status)).toEqual([401, 200, 401]);
       }
     });
+
+    it('hammered with 1,000 random requests: never a 5xx for bad input, never a 2xx before onEvent succeeded, memory bounded', async () => {
+      const { app, events } = await start({
+        onEvent: (ctx) => {
+          if ((ctx.event as { fail?: boolean }).fail === true) throw new Error('integrator failure');
+        },
+      });
+      const signedJson = fc.record({ fail: fc.boolean(), n: fc.integer(), text: fc.string({ maxLength: 200 }) });
+      const bytes = fc.uint8Array({ maxLength: 4096 });
+      const delivery = fc.oneof(
+        { weight: 3, arbitrary: fc.record({ kind: fc.constant('valid' as const), payload: signedJson }) },
+        { weight: 2, arbitrary: fc.record({ kind: fc.constant('tampered' as const), payload: signedJson }) },
+        {
+          weight: 2,
+          arbitrary: fc.record({ kind: fc.constant('unsigned' as const), body: fc.oneof(fc.string({ maxLength: 2000 }), bytes) }),
+        },
+        {
+          weight: 1,
+          arbitrary: fc.record({ kind: fc.constant('huge' as const), bytes: fc.integer({ min: MAX_BODY + 1, max: 4 * 1024 * 1024 }) }),
+        },
+      );
+      const headerValue = fc.oneof(
+        fc.string({ maxLength: 40 }).map((v) => v.replace(/[\r\n\0]/g, '')),
+        fc.constant(undefined),
+      );
+      const randomRequest = fc.record({
+        method: fc.constantFrom('POST', 'POST', 'POST', 'GET', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'HEAD'),
+        delivery,
+        contentType: fc.constantFrom(
+          'application/json',
+          'application/json; charset=latin1',
+          'text/plain',
+          'application/x-www-form-urlencoded',
+          'multipart/form-data; boundary=x',
+          'application/octet-stream',
+          undefined,
+        ),
+        contentEncoding: fc.constantFrom(undefined, 'gzip', 'deflate', 'br', 'identity'),
+        chunked: fc.boolean(),
+        svixTwins: fc.boolean(),
+        junkHeaders: fc.record({ 'svix-id': headerValue, 'svix-timestamp': headerValue, 'svix-signature': headerValue }),
+      });
+      const rssBefore = process.memoryUsage().rss;
+      let runs = 0;
+      await fc.assert(
+        fc.asyncProperty(randomRequest, async (r) => {
+          runs++;
+          const id = `msg_prop_${runs}_${Math.random().toString(36).slice(2)}`;
+          let headers: Record<string, string | undefined> = { 'content-type': r.contentType, 'content-encoding': r.contentEncoding };
+          let body: string | Uint8Array;
+          if (r.delivery.kind === 'valid' || r.delivery.kind === 'tampered') {
+            const signed = signWebhook({ secret, payload: JSON.stringify(r.delivery.payload), id });
+            body = r.delivery.kind === 'valid' ? signed.body : `${signed.body} `;
+            const svix = r.svixTwins
+              ? Object.fromEntries(Object.entries(signed.headers).map(([k, v]) => [k.replace(/^svix-/, 'webhook-'), v]))
+              : signed.headers;
+            headers = { ...svix, ...headers, 'content-type': r.contentType };
+          } else {
+            body = r.delivery.kind === 'huge' ? new Uint8Array(r.delivery.bytes) : r.delivery.body;
+            headers = { ...headers, ...r.junkHeaders };
+          }
+          const sendsBody = r.method !== 'GET' && r.method !== 'HEAD';
+          const payload = Buffer.from(body);
+          let status: number | undefined;
+          try {
+            const response = await request(`${app.url}/verikit/webhook`, {
+              method: r.method,
+              headers: Object.fromEntries(Object.entries(headers).filter(([, v]) => v !== undefined)) as Record<string, string>,
+              body: !sendsBody
+                ? undefined
+                : r.chunked
+                  ? Readable.from(
+                      (function* () {
+                        for (let at = 0; at < payload.length; at += 16 * 1024) yield payload.subarray(at, at + 16 * 1024);
+                      })(),
+                    )
+                  : payload,
+            });
+            status = response.statusCode;
+            await response.body.dump();
+          } catch (error) {
+            // Only an oversized body may see its connection closed before the answer is read.
+            if (r.delivery.kind !== 'huge') throw error;
+          }
+          const validPost = r.method === 'POST' && r.delivery.kind === 'valid';
+          if (status !== undefined && status >= 500) {
+            // The one 5xx that is not bad input: the integrator's onEvent failed, and the sender retries.
+            expect(validPost && r.delivery.kind === 'valid' && r.delivery.payload.fail).toBe(true);
+          }
+          if (status !== undefined && status >= 200 && status < 300) {
+            expect(validPost).toBe(true);
+            expect(events.some((e) => e.id === id)).toBe(true);
+          }
+          // Oversized (413, checked first when declared) and other methods (405) are refused before anything is hashed.
+          if (status !== undefined && r.delivery.kind === 'huge' && sendsBody)
+            expect(status).toBe(r.method === 'POST' || !r.chunked ? 413 : 405);
+          else if (status !== undefined && r.method !== 'POST') expect(status).toBe(405);
+        }),
+        { numRuns: 1000 },
+      );
+      const grownMiB = (process.memoryUsage().rss - rssBefore) / 1024 / 1024;
+      expect(grownMiB).toBeLessThan(256);
+    }, 180_000);
   });
 }

@@ -115,8 +115,11 @@ function webhookRoute(handle: WebhookHandler, limits: BodyLimits, fix: string): 
     bodyTimeoutMs: limits.timeoutMs,
     async receive({ method, headers, body }) {
       if (declaredLengthExceeds(headers, limits.maxBytes)) return webhookResponses.payloadTooLarge();
-      // Not POST: the handler answers 405 without the body being read.
-      if (!isPost(method)) return handle({ method, headers, body: undefined });
+      if (!isPost(method)) {
+        // 405 without reading the body; a connection whose body was left unread is not reused.
+        const refused = await handle({ method, headers, body: undefined });
+        return declaresBody(headers) ? { ...refused, headers: { ...refused.headers, connection: 'close' } } : refused;
+      }
       if (body.kind === 'bytes') return handle({ method, headers, body: body.bytes });
       const read = body.kind === 'consumed' ? ({ kind: 'consumed' } as const) : await readBody(body.stream, limits);
       if (read.kind !== 'ok') return bodyReadFailure(read, fix, singleHeader(headers, 'content-type'));
@@ -128,6 +131,10 @@ function webhookRoute(handle: WebhookHandler, limits: BodyLimits, fix: string): 
 function singleHeader(headers: WebhookHeaders, name: string): string | undefined {
   const value = rawHeader(headers, name);
   return typeof value === 'string' ? value : value?.[0];
+}
+
+function declaresBody(headers: WebhookHeaders): boolean {
+  return rawHeader(headers, 'transfer-encoding') !== undefined || Number(singleHeader(headers, 'content-length') ?? 0) > 0;
 }
 
 /** Whether the request's Content-Length already says the body is too large (so it need not be read). */
