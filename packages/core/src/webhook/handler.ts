@@ -4,6 +4,7 @@ import type { KybCaseDetails } from '../schemas/kyb.js';
 import type { KycResult } from '../schemas/kyc.js';
 import type { IdempotencyStore } from '../store/store.js';
 import { isPost } from '../util/headers.js';
+import { DeadlineSweeper, type Outcome } from './deadlines.js';
 import { WebhookVerificationError } from './errors.js';
 import { defaultIdentify, type EventSubject, type IdentifyEvent } from './identify.js';
 import { asHashable, bodyText, exceedsBytes, isEmptyBody, type WebhookBody, type WebhookHeaders } from './input.js';
@@ -75,86 +76,6 @@ export interface WebhookResponse {
 export type WebhookHandler = (request: WebhookRequest) => Promise<WebhookResponse>;
 
 const NO_CONTENT: WebhookResponse = { status: 204, headers: { 'cache-control': 'no-store' }, body: '' };
-
-/** How pending work ended, as far as the answer is concerned. */
-type Outcome = 'ok' | 'failed' | 'timed-out';
-
-/** One delivery's pending work, linked in due order so the sweeper neither hashes nor searches. */
-class PendingWork {
-  prev: PendingWork | undefined;
-  next: PendingWork | undefined;
-  linked = true;
-  settle!: (outcome: Outcome) => void;
-
-  constructor(readonly due: number) {}
-}
-
-/**
- * Deadlines for in-flight deliveries, checked by one interval while any are pending. A timer per
- * delivery was a measurable share of the route's cost; a deadline may now fire up to a tenth of
- * `deadlineMs` (at most 250 ms) late, still well inside Svix's 15 s.
- */
-class DeadlineSweeper {
-  // Every entry gets the same deadline, so appending keeps the list in due order.
-  private head: PendingWork | undefined;
-  private tail: PendingWork | undefined;
-  private readonly tickMs: number;
-  private timer: ReturnType<typeof setInterval> | undefined;
-
-  constructor(private readonly deadlineMs: number) {
-    this.tickMs = Math.max(1, Math.min(250, Math.floor(deadlineMs / 10)));
-  }
-
-  /** Settles with how `work` ended, or `timed-out` once the deadline passes first. */
-  race(work: PromiseLike<unknown>): Promise<Outcome> {
-    const node = new PendingWork(Date.now() + this.deadlineMs);
-    this.append(node);
-    const outcome = new Promise<Outcome>((settle) => {
-      node.settle = settle;
-    });
-    work.then(
-      () => this.finish(node, 'ok'),
-      () => this.finish(node, 'failed'),
-    );
-    return outcome;
-  }
-
-  private finish(node: PendingWork, outcome: Outcome): void {
-    this.unlink(node);
-    node.settle(outcome);
-  }
-
-  private append(node: PendingWork): void {
-    node.prev = this.tail;
-    if (this.tail) this.tail.next = node;
-    else this.head = node;
-    this.tail = node;
-    if (this.timer === undefined) {
-      this.timer = setInterval(() => this.sweep(), this.tickMs);
-      // Pending work keeps its own server alive; the sweeper alone must not hold the process open.
-      (this.timer as { unref?: () => void }).unref?.();
-    }
-  }
-
-  private unlink(node: PendingWork): void {
-    if (!node.linked) return;
-    node.linked = false;
-    if (node.prev) node.prev.next = node.next;
-    else this.head = node.next;
-    if (node.next) node.next.prev = node.prev;
-    else this.tail = node.prev;
-    node.prev = node.next = undefined;
-  }
-
-  private sweep(): void {
-    const now = Date.now();
-    while (this.head !== undefined && this.head.due <= now) this.finish(this.head, 'timed-out');
-    if (this.head === undefined) {
-      clearInterval(this.timer);
-      this.timer = undefined;
-    }
-  }
-}
 
 const COMPLETE_ATTEMPTS = 6;
 

@@ -1,3 +1,5 @@
+import type { DeadlineSweeper } from './deadlines.js';
+
 /**
  * A Node-style readable (Node's `IncomingMessage`, Fastify's payload), typed by the few members
  * read here, so this module needs no Node built-in and loads on every runtime.
@@ -6,7 +8,7 @@ export interface NodeReadableLike {
   on(event: 'data', listener: (chunk: Uint8Array) => void): unknown;
   on(event: 'end' | 'close', listener: () => void): unknown;
   on(event: 'error', listener: (error: unknown) => void): unknown;
-  removeListener(event: string, listener: (...args: never[]) => void): unknown;
+  removeListener(event: 'data', listener: (chunk: Uint8Array) => void): unknown;
   pause(): unknown;
   readonly readableEnded?: boolean;
   readonly destroyed?: boolean;
@@ -15,12 +17,17 @@ export interface NodeReadableLike {
 /** A raw request body still to be read: a Web stream (Hono, Workers) or a Node stream (Express, Fastify). */
 export type BodyStream = ReadableStream<Uint8Array> | NodeReadableLike;
 
-/** Limits for reading a webhook body. */
+/** Limits for reading a body. */
 export interface BodyLimits {
   /** Stop and refuse once more than this many bytes have arrived, whatever Content-Length said. */
   maxBytes: number;
   /** Stop and refuse when the whole body has not arrived within this many ms. */
   timeoutMs: number;
+  /**
+   * Where the deadline is kept: a route's shared sweeper (no timer per request), else a timer of
+   * the read's own.
+   */
+  deadlines?: DeadlineSweeper;
 }
 
 /** How reading a body ended; anything but `ok` means the bytes are not usable. */
@@ -78,10 +85,10 @@ async function readWebStream(stream: ReadableStream<Uint8Array>, limits: BodyLim
   const reader = stream.getReader();
   const collector = new Collector(limits.maxBytes);
   let timedOut = false;
-  const timer = setTimeout(() => {
+  const deadline = armDeadline(limits, () => {
     timedOut = true;
     reader.cancel().catch(() => {});
-  }, limits.timeoutMs);
+  });
   try {
     for (;;) {
       const { done, value } = await reader.read();
@@ -94,7 +101,7 @@ async function readWebStream(stream: ReadableStream<Uint8Array>, limits: BodyLim
   } catch {
     return timedOut ? { kind: 'timeout' } : { kind: 'failed' };
   } finally {
-    clearTimeout(timer);
+    deadline.cancel();
   }
 }
 
@@ -102,26 +109,34 @@ function readNodeStream(stream: NodeReadableLike, limits: BodyLimits): Promise<B
   if (stream.readableEnded || stream.destroyed) return Promise.resolve({ kind: 'consumed' });
   return new Promise((resolve) => {
     const collector = new Collector(limits.maxBytes);
+    let settled = false;
     const finish = (read: BodyRead): void => {
-      clearTimeout(timer);
-      stream.removeListener('data', onData);
-      stream.removeListener('end', onEnd);
-      stream.removeListener('error', onError);
-      stream.removeListener('close', onClose);
-      // Paused, not destroyed: the answer (413, 408) must still reach the sender before the socket closes.
-      if (read.kind !== 'ok') stream.pause();
+      if (settled) return;
+      settled = true;
+      deadline.cancel();
+      // A stream that ended emits nothing more, so its listeners are left to go with it. One cut
+      // short is paused, not destroyed: the answer (413, 408) must still reach the sender.
+      if (read.kind !== 'ok') {
+        stream.removeListener('data', onData);
+        stream.pause();
+      }
       resolve(read);
     };
     const onData = (chunk: Uint8Array): void => {
       if (!collector.add(chunk)) finish({ kind: 'too-large' });
     };
-    const onEnd = (): void => finish({ kind: 'ok', bytes: collector.bytes() });
-    const onError = (): void => finish({ kind: 'failed' });
-    const onClose = (): void => finish({ kind: 'failed' });
-    const timer = setTimeout(() => finish({ kind: 'timeout' }), limits.timeoutMs);
+    const onFailure = (): void => finish({ kind: 'failed' });
+    const deadline = armDeadline(limits, () => finish({ kind: 'timeout' }));
     stream.on('data', onData);
-    stream.on('end', onEnd);
-    stream.on('error', onError);
-    stream.on('close', onClose);
+    stream.on('end', () => finish({ kind: 'ok', bytes: collector.bytes() }));
+    stream.on('error', onFailure);
+    stream.on('close', onFailure);
   });
+}
+
+/** Arms the read's deadline on the shared sweeper when there is one, else on a timer of its own. */
+function armDeadline(limits: BodyLimits, onExpire: () => void): { cancel(): void } {
+  if (limits.deadlines !== undefined) return limits.deadlines.arm(onExpire);
+  const timer = setTimeout(onExpire, limits.timeoutMs);
+  return { cancel: () => clearTimeout(timer) };
 }

@@ -1,0 +1,94 @@
+/** How pending work ended, as far as the answer is concerned. */
+export type Outcome = 'ok' | 'failed' | 'timed-out';
+
+/** One armed deadline, linked in due order so the sweeper neither hashes nor searches. */
+export class ArmedDeadline {
+  prev: ArmedDeadline | undefined;
+  next: ArmedDeadline | undefined;
+  linked = true;
+
+  constructor(
+    readonly due: number,
+    readonly onExpire: () => void,
+    private readonly owner: DeadlineSweeper,
+  ) {}
+
+  /** Disarms it (the work ended in time); a no-op once it has fired. */
+  cancel(): void {
+    this.owner.unlink(this);
+  }
+}
+
+/**
+ * Deadlines of one length, checked by one interval while any are armed. A timer per request was a
+ * measurable share of a webhook route's cost (bench/adapters.mjs); a deadline may now fire up to
+ * a tenth of its length (at most 250 ms) late. Measured on `performance.now()`, which a wall-clock
+ * step cannot move.
+ */
+export class DeadlineSweeper {
+  // Every entry gets the same length, so appending keeps the list in due order.
+  private head: ArmedDeadline | undefined;
+  private tail: ArmedDeadline | undefined;
+  private readonly tickMs: number;
+  private timer: ReturnType<typeof setInterval> | undefined;
+
+  constructor(private readonly lengthMs: number) {
+    this.tickMs = Math.max(1, Math.min(250, Math.floor(lengthMs / 10)));
+  }
+
+  /** Calls `onExpire` once the deadline passes, unless it is cancelled first. */
+  arm(onExpire: () => void): ArmedDeadline {
+    const node = new ArmedDeadline(performance.now() + this.lengthMs, onExpire, this);
+    node.prev = this.tail;
+    if (this.tail) this.tail.next = node;
+    else this.head = node;
+    this.tail = node;
+    if (this.timer === undefined) {
+      this.timer = setInterval(() => this.sweep(), this.tickMs);
+      // Pending work keeps its own server alive; the sweeper alone must not hold the process open.
+      (this.timer as { unref?: () => void }).unref?.();
+    }
+    return node;
+  }
+
+  /** Settles with how `work` ended, or `timed-out` once the deadline passes first. */
+  race(work: PromiseLike<unknown>): Promise<Outcome> {
+    return new Promise<Outcome>((settle) => {
+      const deadline = this.arm(() => settle('timed-out'));
+      work.then(
+        () => {
+          deadline.cancel();
+          settle('ok');
+        },
+        () => {
+          deadline.cancel();
+          settle('failed');
+        },
+      );
+    });
+  }
+
+  /** Takes a node out of the list (cancelled or fired). */
+  unlink(node: ArmedDeadline): void {
+    if (!node.linked) return;
+    node.linked = false;
+    if (node.prev) node.prev.next = node.next;
+    else this.head = node.next;
+    if (node.next) node.next.prev = node.prev;
+    else this.tail = node.prev;
+    node.prev = node.next = undefined;
+  }
+
+  private sweep(): void {
+    const now = performance.now();
+    while (this.head !== undefined && this.head.due <= now) {
+      const expired = this.head;
+      this.unlink(expired);
+      expired.onExpire();
+    }
+    if (this.head === undefined) {
+      clearInterval(this.timer);
+      this.timer = undefined;
+    }
+  }
+}
