@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
 /** A README's first ```js block, running as a real process from the package's own folder. */
@@ -54,4 +55,16 @@ export function runReadmeSnippet(packageUrl: URL, env: Record<string, string>): 
       rmSync(file, { force: true });
     },
   };
+}
+
+/** A port the OS says is free now (listened on and closed at once). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
 }

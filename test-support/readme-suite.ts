@@ -2,13 +2,14 @@ import { createClient } from '@verikit/core';
 import { createFakeService } from '@verikit/testing';
 import { request } from 'undici';
 import { expect, it } from 'vitest';
-import { runReadmeSnippet } from './readme-snippet.js';
+import { freePort, runReadmeSnippet } from './readme-snippet.js';
 
 /** Runs an adapter README's snippet as written: a signed delivery reaches onEvent, and the invite route answers. */
 export function readmeSnippetSuite(packageUrl: URL): void {
   it('the README snippet works as written', async () => {
     const fake = await createFakeService({ webhooks: { retrySchedule: [0, 50, 100, 200] } });
-    const port = 41_000 + Math.floor(Math.random() * 9_000);
+    // The snippet listens on PORT as written; ask the OS for a free one rather than guess.
+    const port = await freePort();
     const snippet = runReadmeSnippet(packageUrl, {
       PORT: String(port),
       VERIKIT_API_KEY: fake.credentials.apiKey,

@@ -98,8 +98,8 @@ describe('no particular test runner', () => {
 
 describe('verikit-fake', () => {
   it('starts on the given port and prints its URLs and credentials', async () => {
-    const port = 40_000 + Math.floor(Math.random() * 10_000);
-    const child = spawn(process.execPath, ['bin/verikit-fake.mjs', '--port', String(port)], { cwd: pkgDir });
+    // Port 0: the OS picks a free one (a guessed port can be taken by another test's client socket).
+    const child = spawn(process.execPath, ['bin/verikit-fake.mjs', '--port', '0'], { cwd: pkgDir });
     try {
       const output = await new Promise<string>((resolve, reject) => {
         let text = '';
@@ -110,7 +110,7 @@ describe('verikit-fake', () => {
         child.on('exit', (code) => reject(new Error(`exited ${code}: ${text}`)));
       });
       const value = (name: string) => new RegExp(`${name}=(\\S+)`).exec(output)?.[1];
-      expect(value('VERIKIT_BASE_URL')).toBe(`http://127.0.0.1:${port}`);
+      expect(value('VERIKIT_BASE_URL')).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
       const client = createClient({ apiKey: value('VERIKIT_API_KEY')!, baseUrl: value('VERIKIT_BASE_URL')!, maxRetries: 0 });
       await expect(client.kyb.createCase({ refId: 'cli' })).resolves.toMatchObject({ kybCase: { refId: 'cli' } });
       await client.close();
