@@ -14,7 +14,9 @@ export type VerikitErrorCode =
   | 'timeout'
   | 'connection'
   | 'aborted'
-  | 'webhook_verification';
+  | 'webhook_verification'
+  | 'store_full'
+  | 'lease_lost';
 
 /** Base class of every error verikit throws; switch on `code`, not on the message. */
 export class VerikitError extends Error {

@@ -70,12 +70,22 @@ export * from './schemas/kyb.js';
 export * from './schemas/kyc.js';
 export type { OpenEnum } from './schemas/open-enum.js';
 export { MemoryIdempotencyStore, type MemoryIdempotencyStoreOptions } from './store/memory.js';
-export { type ClaimOptions, type ClaimResult, DEFAULT_RETENTION_MS, type IdempotencyStore } from './store/store.js';
+export {
+  type ClaimOptions,
+  type ClaimResult,
+  DEFAULT_RETENTION_MS,
+  type IdempotencyStore,
+  type Lease,
+  LeaseLostError,
+  type LeaseOutcome,
+  StoreFullError,
+} from './store/store.js';
 export { VERSION } from './version.js';
 export { type WebhookFailureReason, WebhookVerificationError } from './webhook/errors.js';
 export type {
   FetchedResult,
   WebhookContext,
+  WebhookErrorStage,
   WebhookHandler,
   WebhookHandlerOptions,
   WebhookRequest,

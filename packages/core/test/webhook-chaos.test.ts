@@ -37,8 +37,9 @@ it(`chaos: ${DISTINCT * COPIES} deliveries of ${DISTINCT} ids, a store failing 1
   };
   const store: IdempotencyStore = {
     claim: (id, o) => chaos(() => inner.claim(id, o)),
-    complete: (id) => chaos(() => inner.complete(id)),
-    release: (id) => chaos(() => inner.release(id)),
+    complete: (lease) => chaos(() => inner.complete(lease)),
+    release: (lease) => chaos(() => inner.release(lease)),
+    extend: (lease, o) => chaos(() => inner.extend(lease, o)),
   };
 
   const handled = new Map<string, number>();

@@ -129,8 +129,9 @@ describe.each(builds)('createWebhookHandler, %s', (_name, build) => {
       claim: async () => {
         throw new Error('redis down');
       },
-      complete: async () => {},
-      release: async () => {},
+      complete: async () => 'ok',
+      release: async () => 'ok',
+      extend: async () => 'ok',
     };
     const { handle, onEvent } = make({ store: failing });
     const response = await handle(post(EVENT));
@@ -166,7 +167,7 @@ describe.each(builds)('createWebhookHandler, %s', (_name, build) => {
     const delivery = post(EVENT, svixHeaders(EVENT, { id: 'msg_sync' }));
     expect((await handle(delivery)).status).toBe(500);
     expect((await handle(delivery)).status).toBe(204);
-    expect(await store.claim('msg_sync', { leaseMs: 1000 })).toBe<ClaimResult>('done');
+    expect(await store.claim('msg_sync', { leaseMs: 1000 })).toEqual<ClaimResult>({ status: 'done' });
     expect((await handle(delivery)).status).toBe(204);
     expect(onEvent).toHaveBeenCalledTimes(2);
   });
@@ -234,16 +235,17 @@ describe.each(builds)('createWebhookHandler, %s', (_name, build) => {
     let failures = 2;
     const flaky: IdempotencyStore = {
       claim: (id, o) => inner.claim(id, o),
-      release: (id) => inner.release(id),
-      complete: async (id) => {
+      release: (lease) => inner.release(lease),
+      extend: (lease, o) => inner.extend(lease, o),
+      complete: async (lease) => {
         if (failures-- > 0) throw new Error('blip');
-        return inner.complete(id);
+        return inner.complete(lease);
       },
     };
     const { handle, onEvent } = make({ store: flaky });
     const delivery = post(EVENT);
     expect((await handle(delivery)).status).toBe(204);
-    expect(await inner.claim('msg_1', { leaseMs: 1000 })).toBe<ClaimResult>('done');
+    expect(await inner.claim('msg_1', { leaseMs: 1000 })).toEqual<ClaimResult>({ status: 'done' });
     expect(onEvent).toHaveBeenCalledTimes(1);
   });
 

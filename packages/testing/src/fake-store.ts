@@ -2,16 +2,18 @@ import {
   type ClaimOptions,
   type ClaimResult,
   type IdempotencyStore,
+  type Lease,
+  type LeaseOutcome,
   MemoryIdempotencyStore,
   type MemoryIdempotencyStoreOptions,
 } from '@verikit/core';
 
 /** One call a {@link FakeIdempotencyStore} received. */
 export interface StoreCall {
-  method: 'claim' | 'complete' | 'release';
+  method: 'claim' | 'complete' | 'release' | 'extend';
   id: string;
-  /** The claim's answer, when it answered. */
-  result?: ClaimResult;
+  /** The store's answer (a claim's status, or an owner's call's `ok`/`stale`), when it answered. */
+  result?: ClaimResult['status'] | LeaseOutcome;
   /** The injected failure, when it failed. */
   error?: Error;
 }
@@ -52,18 +54,42 @@ export class FakeIdempotencyStore implements IdempotencyStore {
   }
 
   claim(id: string, options: ClaimOptions): Promise<ClaimResult> {
-    return this.run('claim', id, () => this.inner.claim(id, options));
+    return this.run(
+      'claim',
+      id,
+      () => this.inner.claim(id, options),
+      (result) => result.status,
+    );
   }
 
-  complete(id: string): Promise<void> {
-    return this.run('complete', id, () => this.inner.complete(id));
+  complete(lease: Lease): Promise<LeaseOutcome> {
+    return this.run(
+      'complete',
+      lease.id,
+      () => this.inner.complete(lease),
+      (outcome) => outcome,
+    );
   }
 
-  release(id: string): Promise<void> {
-    return this.run('release', id, () => this.inner.release(id));
+  release(lease: Lease): Promise<LeaseOutcome> {
+    return this.run(
+      'release',
+      lease.id,
+      () => this.inner.release(lease),
+      (outcome) => outcome,
+    );
   }
 
-  private async run<T>(method: Method, id: string, call: () => Promise<T>): Promise<T> {
+  extend(lease: Lease, options: ClaimOptions): Promise<LeaseOutcome> {
+    return this.run(
+      'extend',
+      lease.id,
+      () => this.inner.extend(lease, options),
+      (outcome) => outcome,
+    );
+  }
+
+  private async run<T>(method: Method, id: string, call: () => Promise<T>, summary: (result: T) => StoreCall['result']): Promise<T> {
     const index = this.queued.findIndex((q) => q.method === undefined || q.method === method);
     const injected =
       index >= 0
@@ -76,7 +102,7 @@ export class FakeIdempotencyStore implements IdempotencyStore {
       throw injected;
     }
     const result = await call();
-    this.calls.push(method === 'claim' ? { method, id, result: result as ClaimResult } : { method, id });
+    this.calls.push({ method, id, result: summary(result) });
     return result;
   }
 }

@@ -2,7 +2,7 @@ import type { VerikitClient } from '../client/client.js';
 import { ConfigurationError, InvalidArgumentError } from '../errors.js';
 import type { KybCaseDetails } from '../schemas/kyb.js';
 import type { KycResult } from '../schemas/kyc.js';
-import type { IdempotencyStore } from '../store/store.js';
+import { type ClaimResult, type IdempotencyStore, type Lease, LeaseLostError, type LeaseOutcome } from '../store/store.js';
 import { isPost } from '../util/headers.js';
 import { DeadlineSweeper, type Outcome } from './deadlines.js';
 import { WebhookVerificationError } from './errors.js';
@@ -48,15 +48,22 @@ export interface WebhookHandlerOptions {
   maxBodyBytes?: number;
   /** How long `onEvent` may take before the answer is 503 (default 10 s, under Svix's 15 s timeout). */
   deadlineMs?: number;
-  /** How long a claim holds (default 60 s); must outlast `deadlineMs`. */
+  /** How long a claim holds (default 60 s); must outlast `deadlineMs`. Work still running past the deadline keeps extending it. */
   leaseMs?: number;
   /** Accepted clock difference in seconds (default 300). */
   toleranceSeconds?: number;
   /** Clock in ms, for tests (default `Date.now`). */
   now?: () => number;
   /** Told about failures that do not change the answer (a store that failed to record completion). */
-  onError?: (error: unknown, context: { id: string; stage: 'complete' | 'release' | 'late-complete' | 'late-release' }) => void;
+  onError?: (error: unknown, context: { id: string; stage: WebhookErrorStage }) => void;
 }
+
+/**
+ * Where a failure that did not change the answer happened: the store refused or failed a claim
+ * (`claim`), recording an outcome failed or found the lease gone (`complete`, `release`, and their
+ * `late-` twins after a 503 for slow work), or keeping a slow handler's lease alive failed (`extend`).
+ */
+export type WebhookErrorStage = 'claim' | 'complete' | 'release' | 'extend' | 'late-complete' | 'late-release';
 
 /** A request as any framework can give it. */
 export interface WebhookRequest {
@@ -160,23 +167,56 @@ export function createHandlerWith(
   const report = options.onError ?? (() => {});
   const deadlines = new DeadlineSweeper(deadlineMs);
 
+  /** Tells `onError` when an owner's call found the lease no longer theirs (the store changed nothing). */
+  const noteStale = (outcome: LeaseOutcome, lease: Lease, stage: WebhookErrorStage, action: 'complete' | 'release' | 'extend') => {
+    if (outcome === 'stale') report(new LeaseLostError(lease.id, action), { id: lease.id, stage });
+  };
   /** The work is done but recording it failed: a transient store failure must not turn into a second run, so insist. */
-  const insistOnComplete = async (id: string, stage: 'complete' | 'late-complete', failure: unknown): Promise<void> => {
+  const insistOnComplete = async (lease: Lease, stage: 'complete' | 'late-complete', failure: unknown): Promise<void> => {
     let error = failure;
     for (let attempt = 2; attempt <= COMPLETE_ATTEMPTS; attempt++) {
       await new Promise((resolve) => setTimeout(resolve, 5 * 2 ** (attempt - 1)));
       try {
-        return await store.complete(id);
+        return noteStale(await store.complete(lease), lease, stage, 'complete');
       } catch (next) {
         error = next;
       }
     }
-    report(error, { id, stage });
+    report(error, { id: lease.id, stage });
   };
-  const release = (id: string, stage: 'release' | 'late-release'): Promise<void> =>
+  const complete = (lease: Lease, stage: 'complete' | 'late-complete'): Promise<void> =>
     Promise.resolve()
-      .then(() => store.release(id))
-      .catch((error: unknown) => report(error, { id, stage }));
+      .then(() => store.complete(lease))
+      .then(
+        (outcome) => noteStale(outcome, lease, stage, 'complete'),
+        (error: unknown) => insistOnComplete(lease, stage, error),
+      );
+  const release = (lease: Lease, stage: 'release' | 'late-release'): Promise<void> =>
+    Promise.resolve()
+      .then(() => store.release(lease))
+      .then(
+        (outcome) => noteStale(outcome, lease, stage, 'release'),
+        (error: unknown) => report(error, { id: lease.id, stage }),
+      );
+  /**
+   * Keeps the lease of work still running past the deadline alive until it settles, so no other
+   * instance claims the id meanwhile (before the deadline the lease, longer than it, needs nothing).
+   */
+  const keepLeased = (lease: Lease, work: PromiseLike<unknown>): void => {
+    const timer = setInterval(() => {
+      Promise.resolve()
+        .then(() => store.extend(lease, claimOptions))
+        .then(
+          (outcome) => {
+            if (outcome === 'stale') clearInterval(timer);
+            noteStale(outcome, lease, 'extend', 'extend');
+          },
+          (error: unknown) => report(error, { id: lease.id, stage: 'extend' }),
+        );
+    }, leaseMs / 3);
+    const stop = () => clearInterval(timer);
+    work.then(stop, stop);
+  };
 
   return async (request) => {
     const body = request?.body;
@@ -204,14 +244,17 @@ export function createHandlerWith(
       return reply(400, 'invalid_json');
     }
 
-    let claim: Awaited<ReturnType<IdempotencyStore['claim']>>;
+    let claim: ClaimResult;
     try {
       claim = await store.claim(delivery.id, claimOptions);
-    } catch {
+    } catch (error) {
+      // A full bounded store says why; either way the sender retries later and nothing is lost.
+      report(error, { id: delivery.id, stage: 'claim' });
       return reply(503, 'store_unavailable', {}, retryAfter);
     }
-    if (claim === 'done') return NO_CONTENT;
-    if (claim === 'in-progress') return reply(409, 'in_progress', {}, retryAfter);
+    if (claim.status === 'done') return NO_CONTENT;
+    if (claim.status === 'in-progress') return reply(409, 'in_progress', {}, retryAfter);
+    const { lease } = claim;
 
     const ctx = new DeliveryContext(event, delivery.id, delivery.timestamp, identify, options.client);
     let outcome: Outcome;
@@ -227,25 +270,23 @@ export function createHandlerWith(
     if (outcome === 'ok') {
       // Awaited here rather than through a helper: one more await is a measurable share of the route.
       try {
-        await store.complete(delivery.id);
+        noteStale(await store.complete(lease), lease, 'complete', 'complete');
       } catch (error) {
-        await insistOnComplete(delivery.id, 'complete', error);
+        await insistOnComplete(lease, 'complete', error);
       }
       return NO_CONTENT;
     }
     if (outcome === 'failed') {
-      await release(delivery.id, 'release');
+      await release(lease, 'release');
       return reply(500, 'handler_failed');
     }
-    // Too slow for the sender: answer now, keep the lease, and record what the work turns out to be.
+    // Too slow for the sender: answer now, keep the lease alive, and record what the work turns out to be.
     ctx.expire();
-    const { id } = delivery;
-    (work as PromiseLike<unknown>).then(
-      () =>
-        Promise.resolve()
-          .then(() => store.complete(id))
-          .catch((error: unknown) => insistOnComplete(id, 'late-complete', error)),
-      () => release(id, 'late-release'),
+    const slow = work as PromiseLike<unknown>;
+    keepLeased(lease, slow);
+    slow.then(
+      () => complete(lease, 'late-complete'),
+      () => release(lease, 'late-release'),
     );
     return reply(503, 'handler_timeout', {}, retryAfter);
   };
