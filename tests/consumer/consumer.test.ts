@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const PACKAGES = ['core', 'testing', 'express', 'fastify', 'hono'];
+const PACKAGES = ['core', 'testing', 'express', 'fastify', 'hono', 'postgres'];
 
 // How users meet the packages: packed tarballs installed into a fresh project. Dual-package bugs show here.
 describe('packed packages in a scratch project', () => {
@@ -42,6 +42,7 @@ import { createFakeService, signWebhook } from '@verikit/testing';
 import { verikitRouter } from '@verikit/express';
 import { verikitPlugin } from '@verikit/fastify';
 import { verikitApp } from '@verikit/hono';
+import { createPostgresStore, type Queryable } from '@verikit/postgres';
 import express from 'express';
 import Fastify from 'fastify';
 import { Hono } from 'hono';
@@ -59,6 +60,8 @@ createWebhookHandler({ secret: 'whsec_plJ3nmyCDGBKInavdOK15jsl', store, onEvent 
 express().use('/verikit', verikitRouter({ client, invite: { kyb: { resolveBusiness: (req) => (req.get('x-id') ? { refId: req.get('x-id') as string } : null) } } }));
 void Fastify().register(verikitPlugin, { prefix: '/v', client, webhook: { secret: 'whsec_plJ3nmyCDGBKInavdOK15jsl', store, onEvent } });
 new Hono().route('/v', verikitApp({ client, invite: { kyc: { resolveUser: (c) => ({ refId: c.req.header('x-id') ?? 'anon' }) } } }));
+const db: Queryable = { query: async () => ({ rows: [] }) };
+createWebhookHandler({ secret: 'whsec_plJ3nmyCDGBKInavdOK15jsl', store: createPostgresStore({ db, schema: 'verikit' }), onEvent });
 void createFakeService;
 void signWebhook({ secret: 'whsec_plJ3nmyCDGBKInavdOK15jsl', payload: {} }).headers['svix-id'];
 `,

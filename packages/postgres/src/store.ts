@@ -1,0 +1,138 @@
+import {
+  type ClaimOptions,
+  type ClaimResult,
+  ConfigurationError,
+  DEFAULT_RETENTION_MS,
+  type IdempotencyStore,
+  type Lease,
+  type LeaseOutcome,
+} from '@verikit/core';
+import { checkQueryable, type Queryable, quotedSchema } from './db.js';
+import { migrateSchema } from './migrate.js';
+
+/** Options of {@link createPostgresStore}. */
+export interface PostgresStoreOptions {
+  /** A `pg` Pool (one per process, shared with your app is fine), a pg Client, or a PGlite instance. */
+  db: Queryable;
+  /** Schema for verikit's tables (default `verikit`); a plain lower-case identifier. */
+  schema?: string;
+  /** How long a handled id is remembered (default 7 days, beyond Svix's ~27.6 h of retries). */
+  retentionMs?: number;
+  /** How often expired rows are pruned, in ms (default 60 000; 0: never, call `prune()` yourself). */
+  pruneIntervalMs?: number;
+  /** Rows deleted per pruning statement (default 1 000), so pruning never holds long locks. */
+  pruneBatchSize?: number;
+  /** Told when background pruning fails (default: one line on `console.warn`); the store keeps working. */
+  onError?: (error: unknown) => void;
+}
+
+/** An {@link IdempotencyStore} on PostgreSQL, shared by every instance, with its own maintenance. */
+export interface PostgresIdempotencyStore extends IdempotencyStore {
+  /** Creates the schema and table when missing; safe to run from every instance at once. */
+  migrate(): Promise<void>;
+  /** Deletes expired rows in batches; answers how many. Runs by itself every `pruneIntervalMs`. */
+  prune(): Promise<number>;
+  /** Stops background pruning. It never ends the `db` you passed in: that is yours. */
+  close(): Promise<void>;
+}
+
+const ms = (value: number) => Math.max(0, Math.round(value));
+
+/**
+ * An idempotency store on PostgreSQL (or PGlite): one row per delivery id, every check and change
+ * a single atomic statement, every expiry on the database server's own `now()`, never a client's
+ * clock. Call `migrate()` once at startup.
+ * @example
+ * const store = createPostgresStore({ db: new pg.Pool({ connectionString: process.env.DATABASE_URL }) });
+ * await store.migrate();
+ * app.use('/verikit', verikitRouter({ webhook: { secret, store, onEvent } }));
+ */
+export function createPostgresStore(options: PostgresStoreOptions): PostgresIdempotencyStore {
+  if (options === null || typeof options !== 'object')
+    throw new ConfigurationError('options', 'createPostgresStore needs an options object');
+  const db = checkQueryable(options.db);
+  const schema = quotedSchema(options.schema ?? 'verikit');
+  const retentionMs = options.retentionMs ?? DEFAULT_RETENTION_MS;
+  if (!(retentionMs > 0)) throw new ConfigurationError('retentionMs', 'retentionMs must be positive');
+  const pruneIntervalMs = options.pruneIntervalMs ?? 60_000;
+  const pruneBatchSize = options.pruneBatchSize ?? 1_000;
+  const report = options.onError ?? ((error: unknown) => console.warn(`verikit: pruning expired receipts failed: ${String(error)}`));
+  const table = `${schema}.verikit_receipts`;
+  const until = (param: string) => `now() + (${param}::double precision * interval '1 millisecond')`;
+
+  // Claimed when the upsert wrote our owner; otherwise the row as it stood before this statement.
+  const claimSql = `WITH taken AS (
+  INSERT INTO ${table} AS r (id, owner, state, expires_at) VALUES ($1, $2, 'leased', ${until('$3')})
+  ON CONFLICT (id) DO UPDATE SET owner = EXCLUDED.owner, state = 'leased', expires_at = EXCLUDED.expires_at
+    WHERE r.expires_at <= now()
+  RETURNING owner
+)
+SELECT (SELECT owner FROM taken) AS taken, (SELECT state FROM ${table} WHERE id = $1) AS state`;
+  const completeSql = `INSERT INTO ${table} AS r (id, owner, state, expires_at) VALUES ($1, $2, 'done', ${until('$3')})
+ON CONFLICT (id) DO UPDATE SET state = 'done', expires_at = EXCLUDED.expires_at WHERE r.owner = EXCLUDED.owner
+RETURNING 1 AS ok`;
+  const releaseSql = `DELETE FROM ${table} WHERE id = $1 AND owner = $2 AND state = 'leased' RETURNING 1 AS ok`;
+  const extendSql = `UPDATE ${table} SET expires_at = ${until('$3')} WHERE id = $1 AND owner = $2 AND state = 'leased' RETURNING 1 AS ok`;
+  const pruneSql = `DELETE FROM ${table} WHERE id IN (SELECT id FROM ${table} WHERE expires_at <= now() LIMIT $1)`;
+
+  const outcome = (rows: unknown[]): LeaseOutcome => (rows.length > 0 ? 'ok' : 'stale');
+  let timer: ReturnType<typeof setInterval> | undefined;
+  let pruning: Promise<number> | undefined;
+
+  const prune = async (): Promise<number> => {
+    let total = 0;
+    // Batches, each its own statement: no long lock, and a busy table is caught up over several ticks.
+    for (let round = 0; round < 100; round++) {
+      const { rows } = await db.query(`WITH gone AS (${pruneSql} RETURNING 1) SELECT count(*)::int AS n FROM gone`, [pruneBatchSize]);
+      const n = Number(rows[0]?.n ?? 0);
+      total += n;
+      if (n < pruneBatchSize) break;
+    }
+    return total;
+  };
+  const startPruning = () => {
+    if (timer !== undefined || pruneIntervalMs === 0) return;
+    timer = setInterval(() => {
+      if (pruning !== undefined) return;
+      pruning = prune()
+        .catch((error: unknown) => {
+          report(error);
+          return 0;
+        })
+        .finally(() => {
+          pruning = undefined;
+        });
+    }, pruneIntervalMs);
+    (timer as { unref?: () => void }).unref?.();
+  };
+
+  return {
+    async migrate() {
+      await migrateSchema(db, schema);
+    },
+    prune,
+    async close() {
+      clearInterval(timer);
+      timer = undefined;
+      await pruning;
+    },
+    async claim(id: string, claim: ClaimOptions): Promise<ClaimResult> {
+      startPruning();
+      const owner = crypto.randomUUID();
+      const { rows } = await db.query(claimSql, [id, owner, ms(claim.leaseMs)]);
+      const row = rows[0] ?? {};
+      if (row.taken === owner) return { status: 'claimed', lease: { id, owner } };
+      // No row before, and not ours: another instance inserted it within this very instant.
+      return row.state === 'done' ? { status: 'done' } : { status: 'in-progress' };
+    },
+    async complete(lease: Lease): Promise<LeaseOutcome> {
+      return outcome((await db.query(completeSql, [lease.id, lease.owner, ms(retentionMs)])).rows);
+    },
+    async release(lease: Lease): Promise<LeaseOutcome> {
+      return outcome((await db.query(releaseSql, [lease.id, lease.owner])).rows);
+    },
+    async extend(lease: Lease, claim: ClaimOptions): Promise<LeaseOutcome> {
+      return outcome((await db.query(extendSql, [lease.id, lease.owner, ms(claim.leaseMs)])).rows);
+    },
+  };
+}
