@@ -59,18 +59,3 @@ export async function rawExchange(
   socket.destroy();
   return { status: status === undefined ? undefined : Number(status), sent, closedByServer };
 }
-
-/** Resolves when the server closes `socket` (true), or after `ms` with it still open (false). */
-export function closedWithin(socket: Socket, ms: number): Promise<boolean> {
-  if (socket.destroyed) return Promise.resolve(true);
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve(false), ms);
-    const closed = () => {
-      clearTimeout(timer);
-      resolve(true);
-    };
-    socket.once('close', closed);
-    socket.once('end', closed);
-    socket.resume();
-  });
-}

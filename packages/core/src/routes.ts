@@ -1,11 +1,11 @@
 import type { VerikitClient } from './client/client.js';
 import { ConfigurationError } from './errors.js';
 import { createInviteHandler, type InviteHandler, type KybInviteOptions, type KycInviteOptions } from './invite/handler.js';
+import { DeadlineSweeper } from './util/deadlines.js';
 import { isPost, rawHeader } from './util/headers.js';
-import { DeadlineSweeper } from './webhook/deadlines.js';
+import { type BodyLimits, type BodyStream, readBody } from './util/read-body.js';
 import type { WebhookHandler, WebhookHandlerOptions, WebhookResponse } from './webhook/handler.js';
 import type { WebhookBody, WebhookHeaders } from './webhook/input.js';
-import { type BodyLimits, type BodyStream, readBody } from './webhook/read-body.js';
 import { bodyReadFailure, DEFAULT_BODY_TIMEOUT_MS, DEFAULT_MAX_BODY_BYTES, webhookResponses } from './webhook/responses.js';
 
 /** Options of the webhook route: the handler's, plus how long the sender gets to deliver the body. */

@@ -80,6 +80,7 @@ export {
   type LeaseOutcome,
   StoreFullError,
 } from './store/store.js';
+export type { BodyStream, NodeReadableLike } from './util/read-body.js';
 export { VERSION } from './version.js';
 export { type WebhookFailureReason, WebhookVerificationError } from './webhook/errors.js';
 export type {
@@ -93,7 +94,6 @@ export type {
 } from './webhook/handler.js';
 export { defaultIdentify, type EventKind, type EventSubject, type IdentifyEvent } from './webhook/identify.js';
 export type { WebhookBody, WebhookHeaders } from './webhook/input.js';
-export type { BodyStream, NodeReadableLike } from './webhook/read-body.js';
 export { DEFAULT_BODY_TIMEOUT_MS, DEFAULT_MAX_BODY_BYTES, webhookResponses } from './webhook/responses.js';
 export { checkWebhookSecret, MIN_SECRET_BYTES } from './webhook/secrets.js';
 export { MAX_SIGNATURES, type VerifiedDelivery, type WebhookVerifier, type WebhookVerifierOptions } from './webhook/verify.js';

@@ -19,7 +19,7 @@ const respond = (answer: { status: number; headers: Record<string, string>; body
 /** Where the raw body is: kept by Hono for an earlier `c.req.*()` read, used up by a raw read, or still on the wire. */
 async function bodySource(c: Context): Promise<WebhookBodySource> {
   // Hono keeps what a middleware read through c.req and hands the same bytes out again.
-  for (const _cached in c.req.bodyCache) return { kind: 'bytes', bytes: await c.req.arrayBuffer() };
+  if (Object.keys(c.req.bodyCache).length > 0) return { kind: 'bytes', bytes: await c.req.arrayBuffer() };
   if (c.req.raw.bodyUsed) return { kind: 'consumed' };
   return { kind: 'stream', stream: c.req.raw.body };
 }

@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from '../errors.js';
 import type { SignedDocumentUrl } from '../schemas/kyb.js';
-import { readBody } from '../webhook/read-body.js';
+import { readBody } from '../util/read-body.js';
 import { type RequestContext, StorageRefusedError, TimeoutError } from './errors.js';
 import { type Transport, transportFailure } from './transport.js';
 

@@ -1,4 +1,4 @@
-import { readBody } from '../webhook/read-body.js';
+import { readBody } from '../util/read-body.js';
 import {
   type BufferedResponse,
   type StreamingResponse,

@@ -44,8 +44,7 @@ class Entry implements Lease {
 
 const IN_PROGRESS: ClaimResult = Object.freeze({ status: 'in-progress' });
 const DONE: ClaimResult = Object.freeze({ status: 'done' });
-// A full sweep at the bound walks every id; while still full, it is not repeated more often than this.
-const FULL_SWEEP_INTERVAL_MS = 1_000;
+// Sweeps walk the Map (and the holes its deletions leave), so each kind runs at most this often.
 const SWEEP_INTERVAL_MS = 1_000;
 
 /**
@@ -59,8 +58,8 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   private readonly maxEntries: number;
   private readonly now: () => number;
   private owners = 0;
-  private lastFullSweep = Number.NEGATIVE_INFINITY;
   private nextSweep = Number.NEGATIVE_INFINITY;
+  private nextFullSweep = Number.NEGATIVE_INFINITY;
 
   constructor(options: MemoryIdempotencyStoreOptions = {}) {
     this.retentionMs = options.retentionMs ?? DEFAULT_RETENTION_MS;
@@ -78,10 +77,20 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
 
   async claim(id: string, options: ClaimOptions): Promise<ClaimResult> {
     const now = this.now();
-    if (now >= this.nextSweep) this.sweepExpired(now);
+    if (now >= this.nextSweep) {
+      this.nextSweep = now + SWEEP_INTERVAL_MS;
+      this.sweep(now, false);
+    }
     const entry = this.entries.get(id);
     if (entry !== undefined && entry.expiresAt > now) return entry.done ? DONE : IN_PROGRESS;
-    if (entry === undefined && this.entries.size >= this.maxEntries && !this.sweepAll(now)) throw new StoreFullError(this.maxEntries);
+    if (entry === undefined && this.entries.size >= this.maxEntries) {
+      if (now >= this.nextFullSweep) {
+        this.nextFullSweep = now + SWEEP_INTERVAL_MS;
+        this.sweep(now, true);
+      }
+      // Never a live lease or an id handled within the retention: refuse rather than forget.
+      if (this.entries.size >= this.maxEntries) throw new StoreFullError(this.maxEntries);
+    }
     const lease = new Entry(id, ++this.owners, now + options.leaseMs);
     // A reused (expired) id moves to the end, so the map stays in roughly expiry order for sweepExpired.
     if (entry !== undefined) this.entries.delete(id);
@@ -120,23 +129,13 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   }
 
   /**
-   * Drops expired ids from the front (the oldest claims) until a live one, at most once per
-   * `SWEEP_INTERVAL_MS`: a sweep on every claim walked the holes its own deletions left in the Map.
+   * Drops expired ids: from the front (the oldest claims) up to the first live one, or, at the bound,
+   * through the whole map. A live lease or a handled id inside the retention is never dropped.
    */
-  private sweepExpired(now: number): void {
-    this.nextSweep = now + SWEEP_INTERVAL_MS;
+  private sweep(now: number, wholeMap: boolean): void {
     for (const [id, entry] of this.entries) {
-      if (entry.expiresAt > now) return;
-      this.entries.delete(id);
+      if (entry.expiresAt <= now) this.entries.delete(id);
+      else if (!wholeMap) return;
     }
-  }
-
-  /** At the bound: drops every expired id; whether there is room now. Never drops a live lease or a done id inside retention. */
-  private sweepAll(now: number): boolean {
-    if (now - this.lastFullSweep >= FULL_SWEEP_INTERVAL_MS) {
-      this.lastFullSweep = now;
-      for (const [id, entry] of this.entries) if (entry.expiresAt <= now) this.entries.delete(id);
-    }
-    return this.entries.size < this.maxEntries;
   }
 }

@@ -1,5 +1,5 @@
+import type { BodyRead } from '../util/read-body.js';
 import type { WebhookResponse } from './handler.js';
-import type { BodyRead } from './read-body.js';
 
 /** Default largest webhook body: 1 MiB, Svix's own maximum. */
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
