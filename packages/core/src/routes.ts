@@ -4,18 +4,24 @@ import { createInviteHandler, type InviteHandler, type KybInviteOptions, type Ky
 import { DeadlineSweeper } from './util/deadlines.js';
 import { isPost, rawHeader } from './util/headers.js';
 import { type BodyLimits, type BodyStream, readBody } from './util/read-body.js';
-import type { WebhookHandler, WebhookHandlerOptions, WebhookResponse } from './webhook/handler.js';
+import type {
+  InboxWebhookOptions,
+  InlineWebhookOptions,
+  WebhookHandler,
+  WebhookHandlerOptions,
+  WebhookResponse,
+} from './webhook/handler.js';
 import type { WebhookBody, WebhookHeaders } from './webhook/input.js';
 import { bodyReadFailure, DEFAULT_BODY_TIMEOUT_MS, DEFAULT_MAX_BODY_BYTES, webhookResponses } from './webhook/responses.js';
 
-/** Options of the webhook route: the handler's, plus how long the sender gets to deliver the body. */
-export interface WebhookRouteOptions extends Omit<WebhookHandlerOptions, 'client'> {
+/** Options of the webhook route: the handler's (either mode), plus how long the sender gets to deliver the body. */
+export type WebhookRouteOptions = (Omit<InlineWebhookOptions, 'client'> | Omit<InboxWebhookOptions, 'client'>) & {
   /**
    * How long the whole body may take to arrive, in ms (default 5 000, well under Svix's 15 s): a
    * sender that stalls gets 408 and the connection is closed, rather than holding it open.
    */
   bodyTimeoutMs?: number;
-}
+};
 
 /**
  * The options every adapter takes: the webhook route and the invite routes, each mounted only when
@@ -90,7 +96,7 @@ export function createRoutesWith<Req>(
     const { bodyTimeoutMs, ...handlerOptions } = webhook;
     const timeoutMs = positiveMs('webhook.bodyTimeoutMs', bodyTimeoutMs, DEFAULT_BODY_TIMEOUT_MS);
     routes.webhook = webhookRoute(
-      makeWebhookHandler({ ...handlerOptions, client }),
+      makeWebhookHandler({ ...handlerOptions, client } as WebhookHandlerOptions),
       { maxBytes: webhook.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES, timeoutMs, deadlines: new DeadlineSweeper(timeoutMs) },
       adapter.rawBodyFix,
     );

@@ -40,6 +40,8 @@ export {
   type ResponseEvent,
 } from './client/options.js';
 export { ConfigurationError, InvalidArgumentError, VerikitError, type VerikitErrorCode } from './errors.js';
+export type { AcceptResult, DeadLetter, Inbox, InboxDelivery, InboxEngine, InboxEvent } from './inbox/inbox.js';
+export { createInboxWorker, type InboxContext, type InboxErrorStage, type InboxWorker, type InboxWorkerOptions } from './inbox/worker.js';
 export {
   createInviteHandler,
   type InviteHandler,
@@ -85,9 +87,12 @@ export { VERSION } from './version.js';
 export { type WebhookFailureReason, WebhookVerificationError } from './webhook/errors.js';
 export type {
   FetchedResult,
+  InboxWebhookOptions,
+  InlineWebhookOptions,
   WebhookContext,
   WebhookErrorStage,
   WebhookHandler,
+  WebhookHandlerBaseOptions,
   WebhookHandlerOptions,
   WebhookRequest,
   WebhookResponse,

@@ -4,9 +4,9 @@ import {
   ConfigurationError,
   createClient,
   type IdempotencyStore,
+  type InlineWebhookOptions,
   MemoryIdempotencyStore,
   type WebhookContext,
-  type WebhookHandlerOptions,
 } from '../src/index.node.js';
 import { builds } from './helpers/builds.js';
 import { detailsPayload } from './helpers/fixtures.js';
@@ -18,7 +18,7 @@ const post = (body: string, headers = svixHeaders(body)) => ({ method: 'POST', h
 const parse = (body: string) => JSON.parse(body) as { error: string; reason?: string };
 
 describe.each(builds)('createWebhookHandler, %s', (_name, build) => {
-  const make = (overrides: Partial<WebhookHandlerOptions> = {}) => {
+  const make = (overrides: Partial<InlineWebhookOptions> = {}) => {
     const onEvent = vi.fn<(ctx: WebhookContext) => unknown>(async () => {});
     const store = new MemoryIdempotencyStore();
     const handle = build.createWebhookHandler({ secret: SECRET, store, onEvent, ...overrides });

@@ -30,7 +30,7 @@ export function isRetryable(method: 'GET' | 'POST', outcome: AttemptOutcome): bo
 }
 
 /** Full-jitter exponential backoff (AWS's "full jitter"): uniform in [0, min(max, base * 2^n)). */
-export function backoffDelay(retryIndex: number, policy: RetryPolicy): number {
+export function backoffDelay(retryIndex: number, policy: Pick<RetryPolicy, 'baseDelayMs' | 'maxDelayMs' | 'random'>): number {
   const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** retryIndex);
   return Math.floor(policy.random() * ceiling);
 }

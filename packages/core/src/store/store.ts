@@ -68,7 +68,7 @@ export class LeaseLostError extends VerikitError {
   /** The delivery id. */
   readonly id: string;
 
-  constructor(id: string, action: 'complete' | 'release' | 'extend') {
+  constructor(id: string, action: 'complete' | 'release' | 'extend' | 'fail') {
     super('lease_lost', `the lease on ${JSON.stringify(id)} was no longer this handler's, so ${action} changed nothing`);
     this.id = id;
   }

@@ -1,10 +1,12 @@
 import type { VerikitClient } from '../client/client.js';
-import { ConfigurationError, InvalidArgumentError } from '../errors.js';
+import { ConfigurationError } from '../errors.js';
+import type { Inbox } from '../inbox/inbox.js';
 import type { KybCaseDetails } from '../schemas/kyb.js';
 import type { KycResult } from '../schemas/kyc.js';
 import { type ClaimResult, type IdempotencyStore, type Lease, LeaseLostError, type LeaseOutcome } from '../store/store.js';
 import { DeadlineSweeper, type Outcome } from '../util/deadlines.js';
 import { isPost } from '../util/headers.js';
+import { DeliveryContext } from './context.js';
 import { WebhookVerificationError } from './errors.js';
 import { defaultIdentify, type EventSubject, type IdentifyEvent } from './identify.js';
 import { asHashable, bodyText, exceedsBytes, isEmptyBody, type WebhookBody, type WebhookHeaders } from './input.js';
@@ -30,16 +32,12 @@ export interface WebhookContext {
   signal: AbortSignal;
 }
 
-/** Options of `createWebhookHandler`. */
-export interface WebhookHandlerOptions {
+/** Options of `createWebhookHandler` in either mode. */
+export interface WebhookHandlerBaseOptions {
   /** The endpoint's signing secret (`whsec_...`). Give this or `secrets`. */
   secret?: string;
   /** Several secrets during a rotation; any one may sign. */
   secrets?: readonly string[];
-  /** Remembers handled ids; `MemoryIdempotencyStore` for one instance, a shared store for several. */
-  store: IdempotencyStore;
-  /** Your work for one event. Throw to have the sender retry; it runs once per id while the store remembers it. */
-  onEvent(ctx: WebhookContext): unknown;
   /** The API client, for `ctx.fetchResult()`. */
   client?: VerikitClient;
   /** Maps an event to `{ kind, refId }` when `ctx.subject` is first read (default: a best-effort reading; the spec shows no event shape). */
@@ -58,12 +56,37 @@ export interface WebhookHandlerOptions {
   onError?: (error: unknown, context: { id: string; stage: WebhookErrorStage }) => void;
 }
 
+/** Inline mode: claim the id in a store, run `onEvent` in the request, answer once it is done. */
+export interface InlineWebhookOptions extends WebhookHandlerBaseOptions {
+  /** Remembers handled ids; `MemoryIdempotencyStore` for one instance, a shared store for several. */
+  store: IdempotencyStore;
+  /** Your work for one event. Throw to have the sender retry; it runs once per id while the store remembers it. */
+  onEvent(ctx: WebhookContext): unknown;
+  inbox?: undefined;
+}
+
 /**
- * Where a failure that did not change the answer happened: the store refused or failed a claim
+ * Inbox mode, the spec's "store and enqueue once": the verified event is stored and queued in one
+ * atomic step keyed by `svix-id`, and the answer is 204 once it is durable. `createInboxWorker`
+ * runs your `onEvent` from the inbox, on any instance.
+ */
+export interface InboxWebhookOptions extends WebhookHandlerBaseOptions {
+  /** Where verified events go (e.g. `createPostgresInbox` from `@verikit/postgres`). */
+  inbox: Inbox;
+  store?: undefined;
+  onEvent?: undefined;
+}
+
+/** Options of `createWebhookHandler`: inline mode (`store` + `onEvent`) or inbox mode (`inbox`). */
+export type WebhookHandlerOptions = InlineWebhookOptions | InboxWebhookOptions;
+
+/**
+ * Where a failure that did not change the answer happened: the inbox failed to accept (`accept`),
+ * the store refused or failed a claim
  * (`claim`), recording an outcome failed or found the lease gone (`complete`, `release`, and their
  * `late-` twins after a 503 for slow work), or keeping a slow handler's lease alive failed (`extend`).
  */
-export type WebhookErrorStage = 'claim' | 'complete' | 'release' | 'extend' | 'late-complete' | 'late-release';
+export type WebhookErrorStage = 'accept' | 'claim' | 'complete' | 'release' | 'extend' | 'late-complete' | 'late-release';
 
 /** A request as any framework can give it. */
 export interface WebhookRequest {
@@ -86,59 +109,6 @@ const NO_CONTENT: WebhookResponse = { status: 204, headers: { 'cache-control': '
 
 const COMPLETE_ATTEMPTS = 6;
 
-/**
- * The `ctx` of one delivery. A class, so nothing is computed or allocated per delivery for what
- * `onEvent` does not read: the subject is identified, and the AbortController behind `signal`
- * made, only when first asked for.
- */
-class DeliveryContext implements WebhookContext {
-  private controller: AbortController | undefined;
-  private expired = false;
-  private identified: EventSubject | null | undefined;
-
-  constructor(
-    readonly event: unknown,
-    readonly id: string,
-    readonly timestamp: number,
-    private readonly identify: IdentifyEvent,
-    private readonly client: VerikitClient | undefined,
-  ) {}
-
-  get subject(): EventSubject | null {
-    if (this.identified === undefined) {
-      try {
-        this.identified = this.identify(this.event) ?? null;
-      } catch {
-        this.identified = null;
-      }
-    }
-    return this.identified;
-  }
-
-  get signal(): AbortSignal {
-    this.controller ??= new AbortController();
-    this.abortIfExpired();
-    return this.controller.signal;
-  }
-
-  // A getter, so `({ fetchResult }) => ...` keeps working; the function is made only when read.
-  get fetchResult(): () => Promise<FetchedResult> {
-    return () => fetchResult(this.client, this.subject);
-  }
-
-  /** The deadline passed: abort the signal (now, or whenever it is first read). */
-  expire(): void {
-    this.expired = true;
-    this.abortIfExpired();
-  }
-
-  private abortIfExpired(): void {
-    if (this.expired && this.controller && !this.controller.signal.aborted) {
-      this.controller.abort(new Error('webhook handler deadline passed'));
-    }
-  }
-}
-
 /** Builds the handler over a delivery-check factory (the platform's node:crypto or WebCrypto one). */
 export function createHandlerWith(
   options: WebhookHandlerOptions,
@@ -148,10 +118,23 @@ export function createHandlerWith(
     throw new ConfigurationError('options', 'createWebhookHandler needs an options object');
   if (options.secret !== undefined && options.secrets !== undefined)
     throw new ConfigurationError('secret', 'give secret or secrets, not both');
-  const { store, onEvent } = options;
-  if (store === undefined || typeof store.claim !== 'function')
-    throw new ConfigurationError('store', 'store is required (an IdempotencyStore, e.g. new MemoryIdempotencyStore())');
-  if (typeof onEvent !== 'function') throw new ConfigurationError('onEvent', 'onEvent is required');
+  const inbox = options.inbox;
+  if (inbox !== undefined) {
+    if (options.store !== undefined) throw new ConfigurationError('inbox', 'give store (inline mode) or inbox (inbox mode), not both');
+    if (options.onEvent !== undefined)
+      throw new ConfigurationError('onEvent', 'in inbox mode onEvent belongs to createInboxWorker, which runs it from the inbox');
+    if (typeof inbox.accept !== 'function') throw new ConfigurationError('inbox', 'inbox must have accept(delivery)');
+  } else {
+    if (options.store === undefined || typeof options.store.claim !== 'function')
+      throw new ConfigurationError(
+        'store',
+        'store is required (an IdempotencyStore, e.g. new MemoryIdempotencyStore()), or inbox for inbox mode',
+      );
+    if (typeof options.onEvent !== 'function') throw new ConfigurationError('onEvent', 'onEvent is required');
+  }
+  // Narrowed by the checks above: the inline path below runs only without an inbox.
+  const store = options.store as IdempotencyStore;
+  const onEvent = options.onEvent as InlineWebhookOptions['onEvent'];
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const deadlineMs = options.deadlineMs ?? 10_000;
   const leaseMs = options.leaseMs ?? Math.max(60_000, deadlineMs * 2);
@@ -244,6 +227,17 @@ export function createHandlerWith(
       return reply(400, 'invalid_json');
     }
 
+    if (inbox !== undefined) {
+      try {
+        await inbox.accept({ id: delivery.id, timestamp: delivery.timestamp, body: text });
+      } catch (error) {
+        // Never a 2xx before the event is durable: the sender retries, nothing is lost.
+        report(error, { id: delivery.id, stage: 'accept' });
+        return reply(503, 'inbox_unavailable', {}, retryAfter);
+      }
+      return NO_CONTENT;
+    }
+
     let claim: ClaimResult;
     try {
       claim = await store.claim(delivery.id, claimOptions);
@@ -296,12 +290,3 @@ const isThenable = (value: unknown): value is PromiseLike<unknown> =>
   value !== null &&
   (typeof value === 'object' || typeof value === 'function') &&
   typeof (value as PromiseLike<unknown>).then === 'function';
-
-async function fetchResult(client: VerikitClient | undefined, subject: EventSubject | null): Promise<FetchedResult> {
-  if (client === undefined) throw new ConfigurationError('client', 'ctx.fetchResult() needs the handler option client');
-  if (subject === null)
-    throw new InvalidArgumentError('could not tell which case or user this event is about; pass identify to the handler');
-  return subject.kind === 'kyb'
-    ? { kind: 'kyb', refId: subject.refId, result: await client.kyb.getCase(subject.refId) }
-    : { kind: 'kyc', refId: subject.refId, result: await client.kyc.getResult(subject.refId) };
-}

@@ -1,0 +1,200 @@
+import type { VerikitClient } from '../client/client.js';
+import { backoffDelay } from '../client/retry.js';
+import { ConfigurationError } from '../errors.js';
+import { LeaseLostError, type LeaseOutcome } from '../store/store.js';
+import { DeliveryContext } from '../webhook/context.js';
+import type { WebhookContext } from '../webhook/handler.js';
+import { defaultIdentify, type IdentifyEvent } from '../webhook/identify.js';
+import type { DeadLetter, InboxEngine, InboxEvent } from './inbox.js';
+
+/** What `onEvent` receives in a worker: the webhook `ctx`, plus the attempt and the engine's transaction. */
+export interface InboxContext<Tx = unknown> extends WebhookContext {
+  /** This attempt's number, from 1. */
+  readonly attempt: number;
+  /** The transaction that also marks the event done: write through it, and your change and "done" commit together. */
+  readonly sql: Tx;
+}
+
+/** Where a worker failure happened: the integrator's `onEvent` (`event`) or the inbox itself. */
+export type InboxErrorStage = 'event' | 'lease' | 'extend' | 'complete' | 'fail';
+
+/** Options of {@link createInboxWorker}. */
+export interface InboxWorkerOptions<Tx = unknown> {
+  /** The inbox to drain (e.g. `createPostgresInbox` from `@verikit/postgres`). */
+  inbox: InboxEngine<Tx>;
+  /** Your work for one event. Throw to have it retried with backoff; it is dead-lettered after `retry.maxAttempts`. */
+  onEvent(ctx: InboxContext<Tx>): unknown;
+  /** The API client, for `ctx.fetchResult()`. */
+  client?: VerikitClient;
+  /** Maps an event to `{ kind, refId }` when `ctx.subject` is first read (default: a best-effort reading). */
+  identify?: IdentifyEvent;
+  /** Events run at once by this worker (default 4). */
+  concurrency?: number;
+  /** How long a leased event is held (default 60 s); extended while `onEvent` runs, so a slow one keeps it. */
+  leaseMs?: number;
+  /** Attempts before an event is dead-lettered (default 8), and the backoff between them (default 1 s doubling, full jitter, at most 15 min). */
+  retry?: { maxAttempts?: number; baseDelayMs?: number; maxDelayMs?: number };
+  /** Longest wait for new work when the inbox has no notification to give (default 1 000 ms). */
+  pollIntervalMs?: number;
+  /** Told about every failure (default: one line on `console.warn`, never the event body). */
+  onError?: (error: unknown, context: { id: string | undefined; stage: InboxErrorStage; attempt?: number }) => void;
+  /** Random source for the backoff jitter, for tests (default `Math.random`). */
+  random?: () => number;
+}
+
+/** A running worker. */
+export interface InboxWorker {
+  /** Starts draining; a no-op when already running. */
+  start(): void;
+  /**
+   * Stops taking events and waits up to `timeoutMs` (default 30 s) for those running to finish.
+   * Work still running then has its `ctx.signal` aborted; its lease runs out and it is retried.
+   */
+  stop(options?: { timeoutMs?: number }): Promise<void>;
+  /** Dead-lettered events, oldest first. */
+  deadLetters(options?: { limit?: number }): Promise<DeadLetter[]>;
+  /** Queues a dead-lettered event again, with fresh attempts. */
+  replay(id: string): Promise<boolean>;
+}
+
+class InboxEventContext<Tx> extends DeliveryContext implements InboxContext<Tx> {
+  constructor(
+    event: unknown,
+    delivery: InboxEvent,
+    identify: IdentifyEvent,
+    client: VerikitClient | undefined,
+    readonly sql: Tx,
+  ) {
+    super(event, delivery.id, delivery.timestamp, identify, client);
+    this.attempt = delivery.attempt;
+  }
+
+  readonly attempt: number;
+}
+
+function positiveInteger(option: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < 1) throw new ConfigurationError(option, `${option} must be a positive integer`);
+  return value;
+}
+
+const describe = (error: unknown) => (error instanceof Error ? `${error.name}: ${error.message}` : String(error));
+
+/**
+ * Drains an inbox: leases due events, runs `onEvent(ctx)` in the transaction that marks each done,
+ * retries failures with exponential backoff and full jitter, and dead-letters an event after
+ * `retry.maxAttempts`. Run one on any number of instances; each event runs to completion once.
+ * @example
+ * const worker = createInboxWorker({ inbox, client, onEvent: async (ctx) => { await ctx.sql.query('insert ...') } });
+ * worker.start();
+ * process.on('SIGTERM', () => worker.stop());
+ */
+export function createInboxWorker<Tx>(options: InboxWorkerOptions<Tx>): InboxWorker {
+  if (options === null || typeof options !== 'object') throw new ConfigurationError('options', 'createInboxWorker needs an options object');
+  const { inbox, onEvent } = options;
+  if (inbox === undefined || typeof inbox.lease !== 'function')
+    throw new ConfigurationError('inbox', 'inbox is required (an inbox engine)');
+  if (typeof onEvent !== 'function') throw new ConfigurationError('onEvent', 'onEvent is required');
+  const concurrency = positiveInteger('concurrency', options.concurrency, 4);
+  const leaseMs = positiveInteger('leaseMs', options.leaseMs, 60_000);
+  const maxAttempts = positiveInteger('retry.maxAttempts', options.retry?.maxAttempts, 8);
+  const backoff = {
+    baseDelayMs: positiveInteger('retry.baseDelayMs', options.retry?.baseDelayMs, 1_000),
+    maxDelayMs: positiveInteger('retry.maxDelayMs', options.retry?.maxDelayMs, 15 * 60_000),
+    random: options.random ?? Math.random,
+  };
+  const pollIntervalMs = positiveInteger('pollIntervalMs', options.pollIntervalMs, 1_000);
+  const identify = options.identify ?? defaultIdentify;
+  const report =
+    options.onError ??
+    ((error, { id, stage, attempt }) =>
+      console.warn(`verikit inbox: ${stage} failed${id ? ` for ${id}` : ''}${attempt ? ` (attempt ${attempt})` : ''}: ${describe(error)}`));
+  const workerId = crypto.randomUUID();
+  const active = new Set<Promise<void>>();
+  const running = new Set<InboxEventContext<Tx>>();
+  let leases = 0;
+  let stopping: AbortController | undefined;
+  let loop: Promise<void> | undefined;
+
+  const noteStale = (outcome: LeaseOutcome, event: InboxEvent, stage: InboxErrorStage, action: 'complete' | 'extend' | 'fail') => {
+    if (outcome === 'stale') report(new LeaseLostError(event.id, action), { id: event.id, stage, attempt: event.attempt });
+  };
+
+  const run = async (event: InboxEvent): Promise<void> => {
+    // The lease is extended while the work runs, so a slow onEvent never loses it to another worker.
+    const keep = setInterval(() => {
+      inbox.extend(event, leaseMs).then(
+        (outcome) => noteStale(outcome, event, 'extend', 'extend'),
+        (error: unknown) => report(error, { id: event.id, stage: 'extend', attempt: event.attempt }),
+      );
+    }, leaseMs / 3);
+    try {
+      const outcome = await inbox.complete(event, async (tx) => {
+        const ctx = new InboxEventContext(JSON.parse(event.body), event, identify, options.client, tx);
+        running.add(ctx);
+        try {
+          await onEvent(ctx);
+        } finally {
+          running.delete(ctx);
+        }
+      });
+      noteStale(outcome, event, 'complete', 'complete');
+    } catch (error) {
+      report(error, { id: event.id, stage: 'event', attempt: event.attempt });
+      const retryInMs = event.attempt >= maxAttempts ? null : backoffDelay(event.attempt - 1, backoff);
+      try {
+        noteStale(await inbox.fail(event, { error: describe(error).slice(0, 2_000), retryInMs }), event, 'fail', 'fail');
+      } catch (failure) {
+        // Unrecorded, the lease simply runs out and the event is leased again: nothing is lost.
+        report(failure, { id: event.id, stage: 'fail', attempt: event.attempt });
+      }
+    } finally {
+      clearInterval(keep);
+    }
+  };
+
+  const drain = async (signal: AbortSignal): Promise<void> => {
+    while (!signal.aborted) {
+      if (active.size >= concurrency) {
+        await Promise.race(active);
+        continue;
+      }
+      let events: InboxEvent[];
+      try {
+        events = await inbox.lease(`${workerId}:${++leases}`, concurrency - active.size, leaseMs);
+      } catch (error) {
+        report(error, { id: undefined, stage: 'lease' });
+        await inbox.waitForWork(signal, pollIntervalMs).catch(() => {});
+        continue;
+      }
+      if (events.length === 0) {
+        await inbox.waitForWork(signal, pollIntervalMs).catch(() => new Promise((resolve) => setTimeout(resolve, pollIntervalMs)));
+        continue;
+      }
+      for (const event of events) {
+        const work: Promise<void> = run(event).finally(() => active.delete(work));
+        active.add(work);
+      }
+    }
+  };
+
+  return {
+    start() {
+      if (stopping !== undefined && !stopping.signal.aborted) return;
+      stopping = new AbortController();
+      loop = drain(stopping.signal);
+    },
+    async stop({ timeoutMs = 30_000 } = {}) {
+      stopping?.abort();
+      // One deadline for both waits: the loop may itself be parked on a full set of running events.
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const deadline = new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)));
+      await Promise.race([loop, deadline]);
+      await Promise.race([Promise.allSettled([...active]), deadline]);
+      clearTimeout(timer);
+      for (const ctx of running) ctx.expire();
+    },
+    deadLetters: (o) => inbox.deadLetters(o),
+    replay: (id) => inbox.replay(id),
+  };
+}

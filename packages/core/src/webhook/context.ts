@@ -1,0 +1,66 @@
+import type { VerikitClient } from '../client/client.js';
+import { ConfigurationError, InvalidArgumentError } from '../errors.js';
+import type { FetchedResult, WebhookContext } from './handler.js';
+import type { EventSubject, IdentifyEvent } from './identify.js';
+
+/**
+ * The `ctx` of one delivery. A class, so nothing is computed or allocated per delivery for what
+ * `onEvent` does not read: the subject is identified, and the AbortController behind `signal`
+ * made, only when first asked for.
+ */
+export class DeliveryContext implements WebhookContext {
+  private controller: AbortController | undefined;
+  private expired = false;
+  private identified: EventSubject | null | undefined;
+
+  constructor(
+    readonly event: unknown,
+    readonly id: string,
+    readonly timestamp: number,
+    private readonly identify: IdentifyEvent,
+    private readonly client: VerikitClient | undefined,
+  ) {}
+
+  get subject(): EventSubject | null {
+    if (this.identified === undefined) {
+      try {
+        this.identified = this.identify(this.event) ?? null;
+      } catch {
+        this.identified = null;
+      }
+    }
+    return this.identified;
+  }
+
+  get signal(): AbortSignal {
+    this.controller ??= new AbortController();
+    this.abortIfExpired();
+    return this.controller.signal;
+  }
+
+  // A getter, so `({ fetchResult }) => ...` keeps working; the function is made only when read.
+  get fetchResult(): () => Promise<FetchedResult> {
+    return () => fetchResult(this.client, this.subject);
+  }
+
+  /** The deadline passed: abort the signal (now, or whenever it is first read). */
+  expire(): void {
+    this.expired = true;
+    this.abortIfExpired();
+  }
+
+  private abortIfExpired(): void {
+    if (this.expired && this.controller && !this.controller.signal.aborted) {
+      this.controller.abort(new Error('webhook handler deadline passed'));
+    }
+  }
+}
+
+async function fetchResult(client: VerikitClient | undefined, subject: EventSubject | null): Promise<FetchedResult> {
+  if (client === undefined) throw new ConfigurationError('client', 'ctx.fetchResult() needs the handler option client');
+  if (subject === null)
+    throw new InvalidArgumentError('could not tell which case or user this event is about; pass identify to the handler');
+  return subject.kind === 'kyb'
+    ? { kind: 'kyb', refId: subject.refId, result: await client.kyb.getCase(subject.refId) }
+    : { kind: 'kyc', refId: subject.refId, result: await client.kyc.getResult(subject.refId) };
+}
