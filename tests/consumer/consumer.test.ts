@@ -37,12 +37,12 @@ describe('packed packages in a scratch project', () => {
     await run('npm', ['install', '--no-audit', '--no-fund', '--ignore-scripts', '--loglevel=error'], { cwd: dir, timeout: 240_000 });
     writeFileSync(
       join(dir, 'usage.ts'),
-      `import { createClient, createWebhookHandler, MemoryIdempotencyStore, type KybCaseDetails, type WebhookContext } from '@verikit/core';
+      `import { createClient, createInboxWorker, createWebhookHandler, MemoryIdempotencyStore, type KybCaseDetails, type WebhookContext } from '@verikit/core';
 import { createFakeService, signWebhook } from '@verikit/testing';
 import { verikitRouter } from '@verikit/express';
 import { verikitPlugin } from '@verikit/fastify';
 import { verikitApp } from '@verikit/hono';
-import { createPostgresStore, type Queryable } from '@verikit/postgres';
+import { createPostgresInbox, createPostgresStore, type Queryable } from '@verikit/postgres';
 import express from 'express';
 import Fastify from 'fastify';
 import { Hono } from 'hono';
@@ -61,6 +61,13 @@ express().use('/verikit', verikitRouter({ client, invite: { kyb: { resolveBusine
 void Fastify().register(verikitPlugin, { prefix: '/v', client, webhook: { secret: 'whsec_plJ3nmyCDGBKInavdOK15jsl', store, onEvent } });
 new Hono().route('/v', verikitApp({ client, invite: { kyc: { resolveUser: (c) => ({ refId: c.req.header('x-id') ?? 'anon' }) } } }));
 const db: Queryable = { query: async () => ({ rows: [] }) };
+// Inbox mode: every adapter takes inbox where it takes store, and the worker drains it.
+const inbox = { accept: async () => 'accepted' as const };
+express().use('/inbox', verikitRouter({ webhook: { secret: 'whsec_plJ3nmyCDGBKInavdOK15jsl', inbox } }));
+void Fastify().register(verikitPlugin, { prefix: '/inbox', webhook: { secret: 'whsec_plJ3nmyCDGBKInavdOK15jsl', inbox } });
+new Hono().route('/inbox', verikitApp({ webhook: { secret: 'whsec_plJ3nmyCDGBKInavdOK15jsl', inbox } }));
+void createInboxWorker;
+void createPostgresInbox;
 createWebhookHandler({ secret: 'whsec_plJ3nmyCDGBKInavdOK15jsl', store: createPostgresStore({ db, schema: 'verikit' }), onEvent });
 void createFakeService;
 void signWebhook({ secret: 'whsec_plJ3nmyCDGBKInavdOK15jsl', payload: {} }).headers['svix-id'];

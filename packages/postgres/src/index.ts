@@ -1,2 +1,3 @@
 export type { Queryable } from './db.js';
+export { createPostgresInbox, type PostgresInbox, type PostgresInboxOptions } from './inbox.js';
 export { createPostgresStore, type PostgresIdempotencyStore, type PostgresStoreOptions } from './store.js';

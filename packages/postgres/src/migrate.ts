@@ -1,7 +1,7 @@
 import type { Queryable } from './db.js';
 
 /**
- * Creates verikit's schema and tables when missing. One statement (a DO block runs in one
+ * Creates verikit's schema and tables (receipts for the store, the inbox) when missing. One statement (a DO block runs in one
  * transaction) under a transaction-scoped advisory lock, so every instance may run it at start at
  * once: the others wait, then find everything there.
  */
@@ -17,6 +17,21 @@ BEGIN
     expires_at timestamptz NOT NULL
   );
   CREATE INDEX IF NOT EXISTS verikit_receipts_expires_at ON ${schema}.verikit_receipts (expires_at);
+  CREATE TABLE IF NOT EXISTS ${schema}.verikit_inbox (
+    id text PRIMARY KEY,
+    payload text NOT NULL,
+    svix_timestamp bigint NOT NULL,
+    received_at timestamptz NOT NULL DEFAULT now(),
+    attempts integer NOT NULL DEFAULT 0,
+    next_run_at timestamptz NOT NULL DEFAULT now(),
+    leased_until timestamptz,
+    owner text,
+    state text NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'done', 'dead')),
+    last_error text,
+    finished_at timestamptz
+  );
+  CREATE INDEX IF NOT EXISTS verikit_inbox_due ON ${schema}.verikit_inbox (next_run_at) WHERE state = 'pending';
+  CREATE INDEX IF NOT EXISTS verikit_inbox_finished ON ${schema}.verikit_inbox (finished_at) WHERE state = 'done';
 END
 $migrate$`);
 }

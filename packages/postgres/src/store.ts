@@ -9,6 +9,7 @@ import {
 } from '@verikit/core';
 import { checkQueryable, type Queryable, quotedSchema } from './db.js';
 import { migrateSchema } from './migrate.js';
+import { createPruner } from './pruner.js';
 
 /** Options of {@link createPostgresStore}. */
 export interface PostgresStoreOptions {
@@ -76,48 +77,16 @@ RETURNING 1 AS ok`;
   const pruneSql = `DELETE FROM ${table} WHERE id IN (SELECT id FROM ${table} WHERE expires_at <= now() LIMIT $1)`;
 
   const outcome = (rows: unknown[]): LeaseOutcome => (rows.length > 0 ? 'ok' : 'stale');
-  let timer: ReturnType<typeof setInterval> | undefined;
-  let pruning: Promise<number> | undefined;
-
-  const prune = async (): Promise<number> => {
-    let total = 0;
-    // Batches, each its own statement: no long lock, and a busy table is caught up over several ticks.
-    for (let round = 0; round < 100; round++) {
-      const { rows } = await db.query(`WITH gone AS (${pruneSql} RETURNING 1) SELECT count(*)::int AS n FROM gone`, [pruneBatchSize]);
-      const n = Number(rows[0]?.n ?? 0);
-      total += n;
-      if (n < pruneBatchSize) break;
-    }
-    return total;
-  };
-  const startPruning = () => {
-    if (timer !== undefined || pruneIntervalMs === 0) return;
-    timer = setInterval(() => {
-      if (pruning !== undefined) return;
-      pruning = prune()
-        .catch((error: unknown) => {
-          report(error);
-          return 0;
-        })
-        .finally(() => {
-          pruning = undefined;
-        });
-    }, pruneIntervalMs);
-    (timer as { unref?: () => void }).unref?.();
-  };
+  const pruner = createPruner({ db, deleteSql: pruneSql, batchSize: pruneBatchSize, intervalMs: pruneIntervalMs, onError: report });
 
   return {
     async migrate() {
       await migrateSchema(db, schema);
     },
-    prune,
-    async close() {
-      clearInterval(timer);
-      timer = undefined;
-      await pruning;
-    },
+    prune: pruner.prune,
+    close: pruner.stop,
     async claim(id: string, claim: ClaimOptions): Promise<ClaimResult> {
-      startPruning();
+      pruner.start();
       const owner = crypto.randomUUID();
       const { rows } = await db.query(claimSql, [id, owner, ms(claim.leaseMs)]);
       const row = rows[0] ?? {};

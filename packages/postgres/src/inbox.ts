@@ -1,0 +1,216 @@
+import {
+  type AcceptResult,
+  ConfigurationError,
+  DEFAULT_RETENTION_MS,
+  type DeadLetter,
+  type InboxDelivery,
+  type InboxEngine,
+  type InboxEvent,
+  type LeaseOutcome,
+} from '@verikit/core';
+import { checkQueryable, type Queryable, quotedSchema } from './db.js';
+import { migrateSchema } from './migrate.js';
+import { createPruner } from './pruner.js';
+import { checkTransactional, inTransaction } from './transaction.js';
+
+/** Options of {@link createPostgresInbox}. */
+export interface PostgresInboxOptions {
+  /** A `pg` Pool (each event runs in a transaction on a connection of its own) or a PGlite instance. */
+  db: Queryable;
+  /** Schema for verikit's tables (default `verikit`); a plain lower-case identifier. */
+  schema?: string;
+  /** How long handled events are kept (default 7 days): a repeat within it is recognised and not queued again. */
+  retentionMs?: number;
+  /** How often handled events past the retention are pruned, in ms (default 60 000; 0: never). */
+  pruneIntervalMs?: number;
+  /** Rows deleted per pruning statement (default 1 000). */
+  pruneBatchSize?: number;
+  /** Told when background pruning or listening fails (default: one line on `console.warn`). */
+  onError?: (error: unknown) => void;
+}
+
+/** An inbox on PostgreSQL: `accept` for the webhook route, the rest for `createInboxWorker`. `ctx.sql` is the event's transaction. */
+export interface PostgresInbox extends InboxEngine<Queryable> {
+  /** Creates the schema and tables when missing; safe to run from every instance at once. */
+  migrate(): Promise<void>;
+  /** Deletes handled events past the retention, in batches; answers how many. */
+  prune(): Promise<number>;
+  /** Stops pruning and listening. It never ends the `db` you passed in. */
+  close(): Promise<void>;
+}
+
+/** Thrown inside an event's transaction when its lease turned out to be someone else's: rolls back the work too. */
+class LeaseGone extends Error {}
+
+const ms = (value: number) => Math.max(0, Math.round(value));
+
+/** Something that can LISTEN: a pg client (events) or PGlite (callbacks). */
+interface ListenerSource {
+  connect?: () => Promise<Queryable & { on(event: 'notification' | 'error', listener: () => void): void; release(error?: boolean): void }>;
+  listen?: (channel: string, callback: () => void) => Promise<() => Promise<void>>;
+}
+
+/**
+ * The spec's "store and enqueue once" on PostgreSQL (or PGlite): one table keyed by `svix-id`. A
+ * delivery is stored and queued by one INSERT (a repeat is a no-op); workers lease due events with
+ * `FOR UPDATE SKIP LOCKED`, are woken by `LISTEN/NOTIFY` (polling as the fallback), and mark an
+ * event done in the same transaction as `onEvent`'s own writes through `ctx.sql`.
+ * @example
+ * const inbox = createPostgresInbox({ db: pool });
+ * await inbox.migrate();
+ * app.use('/verikit', verikitRouter({ webhook: { secret, inbox } }));
+ * createInboxWorker({ inbox, onEvent: async (ctx) => { await ctx.sql.query('insert into ...', [ctx.id]) } }).start();
+ */
+export function createPostgresInbox(options: PostgresInboxOptions): PostgresInbox {
+  if (options === null || typeof options !== 'object')
+    throw new ConfigurationError('options', 'createPostgresInbox needs an options object');
+  const db = checkQueryable(options.db);
+  checkTransactional(db);
+  const schemaName = options.schema ?? 'verikit';
+  const schema = quotedSchema(schemaName);
+  const retentionMs = options.retentionMs ?? DEFAULT_RETENTION_MS;
+  if (!(retentionMs > 0)) throw new ConfigurationError('retentionMs', 'retentionMs must be positive');
+  const report = options.onError ?? ((error: unknown) => console.warn(`verikit inbox: ${String(error)}`));
+  const table = `${schema}.verikit_inbox`;
+  const channel = `vk_inbox_${schemaName}`.slice(0, 63);
+  const after = (param: string) => `now() + (${param}::double precision * interval '1 millisecond')`;
+
+  const acceptSql = `WITH added AS (
+  INSERT INTO ${table} (id, payload, svix_timestamp) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING RETURNING id
+), woken AS (SELECT pg_notify($4, '') FROM added)
+SELECT (SELECT count(*) FROM added)::int AS added, (SELECT count(*) FROM woken)::int AS woken`;
+  const leaseSql = `UPDATE ${table} SET owner = $1, leased_until = ${after('$3')}, attempts = attempts + 1
+WHERE id IN (
+  SELECT id FROM ${table}
+  WHERE state = 'pending' AND next_run_at <= now() AND (leased_until IS NULL OR leased_until <= now())
+  ORDER BY next_run_at LIMIT $2 FOR UPDATE SKIP LOCKED
+)
+RETURNING id, payload, svix_timestamp, attempts`;
+  // A done row keeps its owner, so an extension racing the commit reads as ok, not as a lost lease.
+  const extendSql = `UPDATE ${table} SET leased_until = ${after('$3')} WHERE id = $1 AND owner = $2 AND state IN ('pending', 'done') RETURNING 1 AS ok`;
+  const doneSql = `UPDATE ${table} SET state = 'done', finished_at = now(), leased_until = NULL WHERE id = $1 AND owner = $2 AND state = 'pending' RETURNING 1 AS ok`;
+  const failSql = `UPDATE ${table} SET owner = NULL, leased_until = NULL, last_error = $3,
+  state = CASE WHEN $4::double precision IS NULL THEN 'dead' ELSE 'pending' END,
+  next_run_at = CASE WHEN $4::double precision IS NULL THEN next_run_at ELSE ${after('$4')} END,
+  finished_at = CASE WHEN $4::double precision IS NULL THEN now() ELSE NULL END
+WHERE id = $1 AND owner = $2 AND state = 'pending' RETURNING 1 AS ok`;
+  const replaySql = `WITH again AS (
+  UPDATE ${table} SET state = 'pending', attempts = 0, next_run_at = now(), last_error = NULL, finished_at = NULL, owner = NULL, leased_until = NULL
+  WHERE id = $1 AND state = 'dead' RETURNING id
+), woken AS (SELECT pg_notify($2, '') FROM again)
+SELECT (SELECT count(*) FROM again)::int AS replayed, (SELECT count(*) FROM woken)::int AS woken`;
+  const pruner = createPruner({
+    db,
+    deleteSql: `DELETE FROM ${table} WHERE id IN (SELECT id FROM ${table} WHERE state = 'done' AND finished_at <= now() - ${ms(retentionMs)} * interval '1 millisecond' LIMIT $1)`,
+    batchSize: options.pruneBatchSize ?? 1_000,
+    intervalMs: options.pruneIntervalMs ?? 60_000,
+    onError: report,
+  });
+  const outcome = (rows: unknown[]): LeaseOutcome => (rows.length > 0 ? 'ok' : 'stale');
+
+  // Waiters woken by a notification; the listening connection is made on the first wait and remade after a failure.
+  const waiters = new Set<() => void>();
+  const wake = () => {
+    for (const resolve of waiters) resolve();
+  };
+  let listening: Promise<() => Promise<void>> | undefined;
+  const listen = (): Promise<() => Promise<void>> => {
+    const source = db as ListenerSource;
+    if (typeof source.listen === 'function') return source.listen(channel, wake);
+    return (async () => {
+      const client = await (source.connect as NonNullable<ListenerSource['connect']>)();
+      client.on('notification', wake);
+      client.on('error', () => {
+        // The connection died (a restart, pg_terminate_backend): listen again on the next wait; polling covers the gap.
+        listening = undefined;
+        client.release(true);
+      });
+      await client.query(`LISTEN "${channel}"`);
+      return async () => client.release();
+    })();
+  };
+
+  return {
+    async migrate() {
+      await migrateSchema(db, schema);
+    },
+    prune: pruner.prune,
+    async close() {
+      await pruner.stop();
+      const stop = await listening?.catch(() => undefined);
+      listening = undefined;
+      await stop?.();
+      wake();
+    },
+    async accept(delivery: InboxDelivery): Promise<AcceptResult> {
+      pruner.start();
+      const { rows } = await db.query(acceptSql, [delivery.id, delivery.body, delivery.timestamp, channel]);
+      return Number(rows[0]?.added ?? 0) > 0 ? 'accepted' : 'duplicate';
+    },
+    async lease(owner: string, limit: number, leaseMs: number): Promise<InboxEvent[]> {
+      const { rows } = await db.query(leaseSql, [owner, limit, ms(leaseMs)]);
+      return rows.map((row) => ({
+        id: String(row.id),
+        body: String(row.payload),
+        timestamp: Number(row.svix_timestamp),
+        attempt: Number(row.attempts),
+        owner,
+      }));
+    },
+    async extend(event: InboxEvent, leaseMs: number): Promise<LeaseOutcome> {
+      return outcome((await db.query(extendSql, [event.id, event.owner, ms(leaseMs)])).rows);
+    },
+    async complete(event: InboxEvent, work: (tx: Queryable) => Promise<void>): Promise<LeaseOutcome> {
+      try {
+        await inTransaction(db, async (tx) => {
+          await work(tx);
+          // Marked done last, in the same transaction: if the lease is gone, the work's writes go too.
+          if ((await tx.query(doneSql, [event.id, event.owner])).rows.length === 0) throw new LeaseGone();
+        });
+        return 'ok';
+      } catch (error) {
+        if (error instanceof LeaseGone) return 'stale';
+        throw error;
+      }
+    },
+    async fail(event: InboxEvent, failure: { error: string; retryInMs: number | null }): Promise<LeaseOutcome> {
+      const retry = failure.retryInMs === null ? null : ms(failure.retryInMs);
+      return outcome((await db.query(failSql, [event.id, event.owner, failure.error, retry])).rows);
+    },
+    async waitForWork(signal: AbortSignal, maxWaitMs: number): Promise<void> {
+      if (signal.aborted) return;
+      listening ??= listen().catch((error: unknown) => {
+        report(error);
+        listening = undefined;
+        return async () => {};
+      });
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          waiters.delete(done);
+          signal.removeEventListener('abort', done);
+          resolve();
+        };
+        const timer = setTimeout(done, maxWaitMs);
+        waiters.add(done);
+        signal.addEventListener('abort', done, { once: true });
+      });
+    },
+    async deadLetters({ limit = 100 } = {}): Promise<DeadLetter[]> {
+      const { rows } = await db.query(
+        `SELECT id, attempts, last_error, received_at FROM ${table} WHERE state = 'dead' ORDER BY received_at LIMIT $1`,
+        [limit],
+      );
+      return rows.map((row) => ({
+        id: String(row.id),
+        attempts: Number(row.attempts),
+        lastError: row.last_error === null ? null : String(row.last_error),
+        receivedAt: new Date(row.received_at as string | Date),
+      }));
+    },
+    async replay(id: string): Promise<boolean> {
+      const { rows } = await db.query(replaySql, [id, channel]);
+      return Number(rows[0]?.replayed ?? 0) > 0;
+    },
+  };
+}

@@ -1,0 +1,214 @@
+import { PGlite } from '@electric-sql/pglite';
+import { createInboxWorker, createWebhookHandler, type InboxContext, type InboxWorker } from '@verikit/core';
+import { signWebhook } from '@verikit/testing';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { POSTGRES_URL, requireService } from '../../../test-support/services.js';
+import { createPostgresInbox, type PostgresInbox, type Queryable } from '../src/index.js';
+
+const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+const serverAvailable = await requireService('PostgreSQL', POSTGRES_URL);
+let schemas = 0;
+
+const until = async (check: () => Promise<boolean>, what: string, timeoutMs = 10_000) => {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+};
+
+function inboxSuite(name: string, open: () => Promise<{ db: Queryable; close(): Promise<void> }>) {
+  describe(`${name}: the inbox`, () => {
+    let db: Queryable;
+    let close: () => Promise<void>;
+    const opened: Array<PostgresInbox | InboxWorker> = [];
+    beforeAll(async () => {
+      ({ db, close } = await open());
+    });
+    afterAll(async () => {
+      for (const thing of opened.reverse()) await ('stop' in thing ? thing.stop({ timeoutMs: 2_000 }) : thing.close());
+      await close?.();
+    });
+
+    /** A fresh schema with its inbox and an effects table for onEvent to write through ctx.sql. */
+    async function fresh() {
+      const schema = `verikit_inbox_${process.pid}_${Date.now().toString(36)}_${++schemas}`;
+      const inbox = createPostgresInbox({ db, schema });
+      opened.push(inbox);
+      await inbox.migrate();
+      await db.query(`CREATE TABLE ${schema}.effects (id text NOT NULL, attempt int NOT NULL)`);
+      const effects = async () =>
+        (await db.query(`SELECT id, attempt FROM ${schema}.effects ORDER BY id`)).rows as Array<{ id: string; attempt: number }>;
+      const write = (ctx: InboxContext<Queryable>) =>
+        ctx.sql.query(`INSERT INTO ${schema}.effects (id, attempt) VALUES ($1, $2)`, [ctx.id, ctx.attempt]);
+      const handler = createWebhookHandler({ secret: SECRET, inbox });
+      const deliver = async (payload: unknown, id?: string) => {
+        const signed = signWebhook({ secret: SECRET, payload, id });
+        return { id: signed.id, status: (await handler({ method: 'POST', headers: signed.headers, body: signed.body })).status };
+      };
+      const worker = (
+        options: Partial<Parameters<typeof createInboxWorker<Queryable>>[0]> &
+          Pick<Parameters<typeof createInboxWorker<Queryable>>[0], 'onEvent'>,
+      ) => {
+        const w = createInboxWorker<Queryable>({
+          inbox,
+          pollIntervalMs: 50,
+          retry: { baseDelayMs: 10, maxDelayMs: 50 },
+          onError: () => {},
+          ...options,
+        });
+        opened.push(w);
+        return w;
+      };
+      return { schema, inbox, effects, write, deliver, worker };
+    }
+
+    it('the webhook route stores and queues a delivery once, answering 204 only once it is stored', async () => {
+      const { inbox, deliver, schema } = await fresh();
+      const first = await deliver({ type: 'kyb.case.status_changed', data: { refId: 'b1' } }, 'msg_once');
+      const repeat = await deliver({ type: 'kyb.case.status_changed', data: { refId: 'b1' } }, 'msg_once');
+      expect([first.status, repeat.status]).toEqual([204, 204]);
+      const { rows } = await db.query(`SELECT id, state, attempts FROM ${schema}.verikit_inbox`);
+      expect(rows).toEqual([{ id: 'msg_once', state: 'pending', attempts: 0 }]);
+      expect(await inbox.accept({ id: 'msg_once', timestamp: 1, body: '{}' })).toBe('duplicate');
+    });
+
+    it('an inbox that fails -> 503, told to onError, and no 2xx', async () => {
+      const errors: string[] = [];
+      const handler = createWebhookHandler({
+        secret: SECRET,
+        inbox: {
+          accept: async () => {
+            throw new Error('database down');
+          },
+        },
+        onError: (_error, { stage }) => errors.push(stage),
+      });
+      const signed = signWebhook({ secret: SECRET, payload: { type: 'x' } });
+      const answer = await handler({ method: 'POST', headers: signed.headers, body: signed.body });
+      expect(answer.status).toBe(503);
+      expect(JSON.parse(answer.body).error).toBe('inbox_unavailable');
+      expect(errors).toEqual(['accept']);
+    });
+
+    it('a worker runs onEvent once per event, with the same ctx as inline mode plus attempt and sql, and the effect commits with "done"', async () => {
+      const { deliver, worker, write, effects, schema } = await fresh();
+      const seen: Array<{ id: string; attempt: number; subject: unknown }> = [];
+      const w = worker({
+        onEvent: async (ctx) => {
+          seen.push({ id: ctx.id, attempt: ctx.attempt, subject: ctx.subject });
+          await write(ctx);
+        },
+      });
+      w.start();
+      const { id } = await deliver({ type: 'kyb.case.status_changed', data: { refId: 'biz-9' } });
+      await until(async () => (await effects()).length === 1, 'the effect');
+      expect(seen).toEqual([{ id, attempt: 1, subject: { kind: 'kyb', refId: 'biz-9' } }]);
+      const { rows } = await db.query(`SELECT state FROM ${schema}.verikit_inbox WHERE id = $1`, [id]);
+      expect(rows[0]?.state).toBe('done');
+    });
+
+    it('a failing onEvent rolls its writes back, is retried with backoff, dead-lettered after maxAttempts, and can be replayed', async () => {
+      const { deliver, worker, write, effects, inbox } = await fresh();
+      let healthy = false;
+      const w = worker({
+        retry: { maxAttempts: 3, baseDelayMs: 10, maxDelayMs: 20 },
+        onEvent: async (ctx) => {
+          await write(ctx);
+          if (!healthy) throw new Error(`downstream refused attempt ${ctx.attempt}`);
+        },
+      });
+      w.start();
+      const { id } = await deliver({ type: 'kyc.session.status_changed', data: { refId: 'u1' } });
+      await until(async () => (await inbox.deadLetters()).length === 1, 'the dead letter');
+      const [dead] = await w.deadLetters();
+      expect(dead).toMatchObject({ id, attempts: 3, lastError: 'Error: downstream refused attempt 3' });
+      expect(await effects()).toEqual([]); // every failed attempt's write was rolled back with it
+      healthy = true;
+      expect(await w.replay(id)).toBe(true);
+      expect(await w.replay('msg_not_dead')).toBe(false);
+      await until(async () => (await effects()).length === 1, 'the replayed effect');
+      expect(await effects()).toEqual([{ id, attempt: 1 }]);
+      expect(await inbox.deadLetters()).toEqual([]);
+    });
+
+    it('two workers draining 200 events concurrently produce each effect exactly once', async () => {
+      const { deliver, worker, write, effects } = await fresh();
+      const ids: string[] = [];
+      for (let i = 0; i < 200; i++) ids.push((await deliver({ type: 'kyb.case.status_changed', data: { refId: `b${i}` } })).id);
+      for (const w of [worker({ concurrency: 5, onEvent: write }), worker({ concurrency: 5, onEvent: write })]) w.start();
+      await until(async () => (await effects()).length >= 200, '200 effects', 30_000);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const done = await effects();
+      expect(done.map((e) => e.id).sort()).toEqual([...ids].sort());
+    });
+
+    it('a notification wakes an idle worker long before its polling interval', async () => {
+      const { deliver, worker, write, effects } = await fresh();
+      const w = worker({ pollIntervalMs: 60_000, onEvent: write });
+      w.start();
+      await new Promise((resolve) => setTimeout(resolve, 200)); // idle, listening
+      await deliver({ type: 'kyb.case.status_changed', data: { refId: 'wake' } });
+      await until(async () => (await effects()).length === 1, 'the woken worker', 10_000);
+    });
+
+    it('stop() lets running work finish and takes nothing new', async () => {
+      const { deliver, worker, write, effects } = await fresh();
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      const started: string[] = [];
+      const w = worker({
+        concurrency: 1,
+        onEvent: async (ctx) => {
+          started.push(ctx.id);
+          await gate;
+          await write(ctx);
+        },
+      });
+      w.start();
+      await deliver({ type: 'kyb.case.status_changed', data: { refId: 'slow' } });
+      await until(async () => started.length === 1, 'the first event to start');
+      let stoppedYet = false;
+      const stopped = w.stop({ timeoutMs: 5_000 }).then(() => {
+        stoppedYet = true;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(stoppedYet).toBe(false); // waiting for the running event
+      release();
+      await stopped;
+      expect(await effects()).toHaveLength(1);
+      // Stopped: a new event is stored, and nothing takes it.
+      await deliver({ type: 'kyb.case.status_changed', data: { refId: 'after' } });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(started).toHaveLength(1);
+    });
+  });
+}
+
+inboxSuite('PGlite (embedded)', async () => {
+  const db = new PGlite();
+  return { db, close: () => db.close() };
+});
+
+if (serverAvailable) {
+  const created: string[] = [];
+  inboxSuite('PostgreSQL server', async () => {
+    const pool = new pg.Pool({ connectionString: POSTGRES_URL, max: 20 });
+    return {
+      db: pool,
+      close: async () => {
+        const { rows } = await pool.query(`SELECT nspname FROM pg_namespace WHERE nspname LIKE $1`, [`verikit_inbox_${process.pid}_%`]);
+        for (const row of rows) await pool.query(`DROP SCHEMA IF EXISTS "${row.nspname}" CASCADE`);
+        void created;
+        await pool.end();
+      },
+    };
+  });
+}
+
+describe('createPostgresInbox options', () => {
+  it('refuses a db that cannot run a transaction on a connection of its own', () => {
+    expect(() => createPostgresInbox({ db: { query: async () => ({ rows: [] }) } })).toThrow(/pg Pool or a PGlite instance/);
+  });
+});
