@@ -3,7 +3,13 @@ import type { Queryable } from './db.js';
 
 /** A pg Pool: hands out one client per transaction. */
 interface PoolLike extends Queryable {
-  connect(): Promise<Queryable & { release(error?: Error | boolean): void }>;
+  connect(): Promise<
+    Queryable & {
+      release(error?: Error | boolean): void;
+      on(event: 'error', listener: (error: Error) => void): unknown;
+      removeListener(event: 'error', listener: (error: Error) => void): unknown;
+    }
+  >;
   totalCount: number;
 }
 
@@ -31,6 +37,12 @@ export async function inTransaction<T>(db: Queryable, work: (tx: Queryable) => P
   if (isTransactional(db) && !isPool(db)) return db.transaction(work);
   const client = await (db as PoolLike).connect();
   let broken: Error | undefined;
+  // A connection killed while idle inside the transaction (between the work's queries) is reported as
+  // an 'error' event on the client; unheard, it would crash the process. The next query fails anyway.
+  const onError = (error: Error) => {
+    broken = error;
+  };
+  client.on('error', onError);
   try {
     await client.query('BEGIN');
     const result = await work(client);
@@ -43,6 +55,7 @@ export async function inTransaction<T>(db: Queryable, work: (tx: Queryable) => P
     });
     throw error;
   } finally {
+    client.removeListener('error', onError);
     client.release(broken);
   }
 }
