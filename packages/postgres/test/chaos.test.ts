@@ -1,0 +1,79 @@
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ChaosEngine, type ChaosFigures, runChaos } from '../../../test-support/chaos/harness.js';
+import { POSTGRES_URL, requireService } from '../../../test-support/services.js';
+
+const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+const SERVER = fileURLToPath(new URL('../../../test-support/chaos/postgres-server.mjs', import.meta.url));
+const FRAMEWORKS = ['express', 'fastify', 'hono'];
+const serverAvailable = await requireService('PostgreSQL', POSTGRES_URL);
+
+describe.runIf(serverAvailable)('multi-instance chaos on the real PostgreSQL', () => {
+  let pool: pg.Pool;
+  beforeAll(() => {
+    pool = new pg.Pool({ connectionString: POSTGRES_URL, max: 16, application_name: 'verikit-chaos-observer' });
+    pool.on('error', () => {});
+  });
+  afterAll(async () => pool?.end());
+
+  for (const mode of ['inline', 'inbox'] as const) {
+    it(`${mode} mode: 3 instances (Express, Fastify, Hono), SIGKILLs, killed connections, a failing onEvent -> every effect exactly once`, async () => {
+      const schema = `verikit_chaos_${mode}_${process.pid}_${Date.now().toString(36)}`;
+      const app = `verikit-chaos-${schema}`;
+      await pool.query(`CREATE SCHEMA ${schema}`);
+      await pool.query(`CREATE TABLE ${schema}.runs (id text NOT NULL)`);
+      // Inline mode keys its effect by svix-id (its README's advice); inbox mode relies on the transaction alone.
+      await pool.query(`CREATE TABLE ${schema}.effects (id text NOT NULL${mode === 'inline' ? ' PRIMARY KEY' : ''})`);
+      const engine: ChaosEngine = {
+        instance: (i) => ({ script: SERVER, args: [mode, FRAMEWORKS[i % 3] as string, schema, SECRET, POSTGRES_URL, app] }),
+        killConnections: async () => {
+          const { rows } = await pool.query(
+            `SELECT pg_terminate_backend(pid) FROM (SELECT pid FROM pg_stat_activity WHERE application_name = $1 ORDER BY random() LIMIT 2) victims`,
+            [app],
+          );
+          return rows.length;
+        },
+        isDurable: async (id) => {
+          const table = mode === 'inline' ? 'effects' : 'verikit_inbox';
+          return (await pool.query(`SELECT 1 FROM ${schema}.${table} WHERE id = $1`, [id])).rows.length > 0;
+        },
+        settled: async () =>
+          mode === 'inline' ||
+          (await pool.query(`SELECT count(*)::int AS n FROM ${schema}.verikit_inbox WHERE state <> 'done'`)).rows[0]?.n === 0,
+        effects: async () => {
+          const { rows } = await pool.query(`SELECT id, count(*)::int AS n FROM ${schema}.effects GROUP BY id`);
+          return new Map(rows.map((r) => [r.id as string, r.n as number]));
+        },
+        runs: async () => (await pool.query(`SELECT count(*)::int AS n FROM ${schema}.runs`)).rows[0]?.n as number,
+      };
+      let figures: ChaosFigures;
+      try {
+        figures = await runChaos(engine, {
+          mode,
+          secret: SECRET,
+          distinct: 2_000,
+          copiesPerId: 5,
+          instances: 3,
+          kills: 3,
+          scheduleMs: [0, 20, 50, 100, 200, 400, 800, 1_600, 3_200, 6_400],
+          concurrency: 96,
+        });
+      } finally {
+        await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).catch(() => {});
+      }
+      console.log(
+        `chaos (${mode}, PostgreSQL): deliveries=${figures.deliveries} distinct=${figures.distinct} attempts=${figures.attempts} ` +
+          `effects-lost=${figures.lost} effects-doubled=${figures.doubled} 2xx-before-durable=${figures.earlyAcks} given-up=${figures.givenUp} ` +
+          `sigkills=${figures.kills} killed-connections=${figures.killedConnections} onEvent-runs=${figures.runs} ` +
+          `statuses=${JSON.stringify(figures.statuses)} seconds=${figures.seconds}`,
+      );
+      expect(figures.kills).toBeGreaterThanOrEqual(3);
+      expect(figures.deliveries).toBeGreaterThanOrEqual(10_000);
+      expect(figures.lost).toBe(0);
+      expect(figures.doubled).toBe(0);
+      expect(figures.earlyAcks).toBe(0);
+      expect(figures.givenUp).toBe(0);
+    }, 240_000);
+  }
+});
