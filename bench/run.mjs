@@ -1,8 +1,9 @@
 // `pnpm bench`: every benchmark in one run. Figures, not pass/fail: the quality bars are read off this output.
-// Flags: --quick (shorter runs), --verbose (print every round), --only=verify|client|adapters (one benchmark),
+// Flags: --quick (shorter runs), --verbose (print every round), --only=verify|client|adapters|inbox (one benchmark),
 // --control (adapters: bare route vs bare route, the method's own spread).
 import { benchAdapters } from './adapters.mjs';
 import { benchClient } from './client.mjs';
+import { benchInbox } from './inbox.mjs';
 import { benchVerify } from './verify.mjs';
 
 const quick = process.argv.includes('--quick');
@@ -19,3 +20,4 @@ if (selected('adapters')) {
     ...(quick ? { durationSeconds: 1, rounds: 1, warmupSeconds: 1 } : {}),
   });
 }
+if (selected('inbox')) await benchInbox(quick ? { events: 2_000, rounds: 1, seconds: 4 } : {});
