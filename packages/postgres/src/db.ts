@@ -1,4 +1,4 @@
-import { ConfigurationError } from '@verikit/core';
+import { ConfigurationError, DEFAULT_RETENTION_MS } from '@verikit/core';
 
 /**
  * What verikit needs of a database: `query(text, params)` answering `{ rows }`. A `pg` Pool or
@@ -24,4 +24,57 @@ export function checkQueryable(db: unknown): Queryable {
     throw new ConfigurationError('db', 'db is required: a pg Pool or Client, a PGlite instance, or anything with query(text, params)');
   }
   return db as Queryable;
+}
+
+/** Options the store and the inbox share: where their tables live, what they keep, and their upkeep. */
+export interface PostgresTableOptions {
+  /** Schema for verikit's tables (default `verikit`); a plain lower-case identifier. */
+  schema?: string;
+  /** How long handled ids are kept (default 7 days, beyond Svix's ~27.6 h of retries): a repeat within it is recognised. */
+  retentionMs?: number;
+  /** How often rows past their time are pruned, in ms (default 60 000; 0: never, call `prune()` yourself). */
+  pruneIntervalMs?: number;
+  /** Rows deleted per pruning statement (default 1 000), so pruning never holds long locks. */
+  pruneBatchSize?: number;
+  /** Told when background work (pruning, listening) fails (default: one line on `console.warn`); the rest keeps working. */
+  onError?: (error: unknown) => void;
+}
+
+/** What the store and the inbox have besides their contract: their tables' upkeep. */
+export interface PostgresMaintenance {
+  /** Creates the schema and tables when missing; safe to run from every instance at once. */
+  migrate(): Promise<void>;
+  /** Deletes rows past their time in batches; answers how many. Runs by itself every `pruneIntervalMs`. */
+  prune(): Promise<number>;
+  /** Stops background work. It never ends the `db` you passed in: that is yours. */
+  close(): Promise<void>;
+}
+
+/** Checks the shared options once, at creation, and fills their defaults. */
+export function resolveTableOptions(
+  options: (PostgresTableOptions & { db: Queryable }) | undefined,
+  what: string,
+): {
+  db: Queryable;
+  schemaName: string;
+  schema: string;
+  retentionMs: number;
+  pruneIntervalMs: number;
+  pruneBatchSize: number;
+  report: (error: unknown) => void;
+} {
+  if (options === null || typeof options !== 'object') throw new ConfigurationError('options', `${what} needs an options object`);
+  const db = checkQueryable(options.db);
+  const schemaName = options.schema ?? 'verikit';
+  const retentionMs = options.retentionMs ?? DEFAULT_RETENTION_MS;
+  if (!(retentionMs > 0)) throw new ConfigurationError('retentionMs', 'retentionMs must be positive');
+  return {
+    db,
+    schemaName,
+    schema: quotedSchema(schemaName),
+    retentionMs,
+    pruneIntervalMs: options.pruneIntervalMs ?? 60_000,
+    pruneBatchSize: options.pruneBatchSize ?? 1_000,
+    report: options.onError ?? ((error: unknown) => console.warn(`verikit (${what}): ${String(error)}`)),
+  };
 }

@@ -1,43 +1,17 @@
-import {
-  type AcceptResult,
-  ConfigurationError,
-  DEFAULT_RETENTION_MS,
-  type DeadLetter,
-  type InboxDelivery,
-  type InboxEngine,
-  type InboxEvent,
-  type LeaseOutcome,
-} from '@verikit/core';
-import { checkQueryable, type Queryable, quotedSchema } from './db.js';
+import type { AcceptResult, DeadLetter, InboxDelivery, InboxEngine, InboxEvent, LeaseOutcome } from '@verikit/core';
+import { type PostgresMaintenance, type PostgresTableOptions, type Queryable, resolveTableOptions } from './db.js';
 import { migrateSchema } from './migrate.js';
 import { createPruner } from './pruner.js';
 import { checkTransactional, inTransaction } from './transaction.js';
 
 /** Options of {@link createPostgresInbox}. */
-export interface PostgresInboxOptions {
+export interface PostgresInboxOptions extends PostgresTableOptions {
   /** A `pg` Pool (each event runs in a transaction on a connection of its own) or a PGlite instance. */
   db: Queryable;
-  /** Schema for verikit's tables (default `verikit`); a plain lower-case identifier. */
-  schema?: string;
-  /** How long handled events are kept (default 7 days): a repeat within it is recognised and not queued again. */
-  retentionMs?: number;
-  /** How often handled events past the retention are pruned, in ms (default 60 000; 0: never). */
-  pruneIntervalMs?: number;
-  /** Rows deleted per pruning statement (default 1 000). */
-  pruneBatchSize?: number;
-  /** Told when background pruning or listening fails (default: one line on `console.warn`). */
-  onError?: (error: unknown) => void;
 }
 
 /** An inbox on PostgreSQL: `accept` for the webhook route, the rest for `createInboxWorker`. `ctx.sql` is the event's transaction. */
-export interface PostgresInbox extends InboxEngine<Queryable> {
-  /** Creates the schema and tables when missing; safe to run from every instance at once. */
-  migrate(): Promise<void>;
-  /** Deletes handled events past the retention, in batches; answers how many. */
-  prune(): Promise<number>;
-  /** Stops pruning and listening. It never ends the `db` you passed in. */
-  close(): Promise<void>;
-}
+export interface PostgresInbox extends InboxEngine<Queryable>, PostgresMaintenance {}
 
 /** Thrown inside an event's transaction when its lease turned out to be someone else's: rolls back the work too. */
 class LeaseGone extends Error {}
@@ -62,15 +36,11 @@ interface ListenerSource {
  * createInboxWorker({ inbox, onEvent: async (ctx) => { await ctx.sql.query('insert into ...', [ctx.id]) } }).start();
  */
 export function createPostgresInbox(options: PostgresInboxOptions): PostgresInbox {
-  if (options === null || typeof options !== 'object')
-    throw new ConfigurationError('options', 'createPostgresInbox needs an options object');
-  const db = checkQueryable(options.db);
+  const { db, schemaName, schema, retentionMs, pruneIntervalMs, pruneBatchSize, report } = resolveTableOptions(
+    options,
+    'createPostgresInbox',
+  );
   checkTransactional(db);
-  const schemaName = options.schema ?? 'verikit';
-  const schema = quotedSchema(schemaName);
-  const retentionMs = options.retentionMs ?? DEFAULT_RETENTION_MS;
-  if (!(retentionMs > 0)) throw new ConfigurationError('retentionMs', 'retentionMs must be positive');
-  const report = options.onError ?? ((error: unknown) => console.warn(`verikit inbox: ${String(error)}`));
   const table = `${schema}.verikit_inbox`;
   const channel = `vk_inbox_${schemaName}`.slice(0, 63);
   const after = (param: string) => `now() + (${param}::double precision * interval '1 millisecond')`;
@@ -102,8 +72,8 @@ SELECT (SELECT count(*) FROM again)::int AS replayed, (SELECT count(*) FROM woke
   const pruner = createPruner({
     db,
     deleteSql: `DELETE FROM ${table} WHERE id IN (SELECT id FROM ${table} WHERE state = 'done' AND finished_at <= now() - ${ms(retentionMs)} * interval '1 millisecond' LIMIT $1)`,
-    batchSize: options.pruneBatchSize ?? 1_000,
-    intervalMs: options.pruneIntervalMs ?? 60_000,
+    batchSize: pruneBatchSize,
+    intervalMs: pruneIntervalMs,
     onError: report,
   });
   const outcome = (rows: unknown[]): LeaseOutcome => (rows.length > 0 ? 'ok' : 'stale');

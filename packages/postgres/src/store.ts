@@ -1,41 +1,16 @@
-import {
-  type ClaimOptions,
-  type ClaimResult,
-  ConfigurationError,
-  DEFAULT_RETENTION_MS,
-  type IdempotencyStore,
-  type Lease,
-  type LeaseOutcome,
-} from '@verikit/core';
-import { checkQueryable, type Queryable, quotedSchema } from './db.js';
+import type { ClaimOptions, ClaimResult, IdempotencyStore, Lease, LeaseOutcome } from '@verikit/core';
+import { type PostgresMaintenance, type PostgresTableOptions, type Queryable, resolveTableOptions } from './db.js';
 import { migrateSchema } from './migrate.js';
 import { createPruner } from './pruner.js';
 
 /** Options of {@link createPostgresStore}. */
-export interface PostgresStoreOptions {
+export interface PostgresStoreOptions extends PostgresTableOptions {
   /** A `pg` Pool (one per process, shared with your app is fine), a pg Client, or a PGlite instance. */
   db: Queryable;
-  /** Schema for verikit's tables (default `verikit`); a plain lower-case identifier. */
-  schema?: string;
-  /** How long a handled id is remembered (default 7 days, beyond Svix's ~27.6 h of retries). */
-  retentionMs?: number;
-  /** How often expired rows are pruned, in ms (default 60 000; 0: never, call `prune()` yourself). */
-  pruneIntervalMs?: number;
-  /** Rows deleted per pruning statement (default 1 000), so pruning never holds long locks. */
-  pruneBatchSize?: number;
-  /** Told when background pruning fails (default: one line on `console.warn`); the store keeps working. */
-  onError?: (error: unknown) => void;
 }
 
-/** An {@link IdempotencyStore} on PostgreSQL, shared by every instance, with its own maintenance. */
-export interface PostgresIdempotencyStore extends IdempotencyStore {
-  /** Creates the schema and table when missing; safe to run from every instance at once. */
-  migrate(): Promise<void>;
-  /** Deletes expired rows in batches; answers how many. Runs by itself every `pruneIntervalMs`. */
-  prune(): Promise<number>;
-  /** Stops background pruning. It never ends the `db` you passed in: that is yours. */
-  close(): Promise<void>;
-}
+/** An {@link IdempotencyStore} on PostgreSQL, shared by every instance, with its own upkeep. */
+export interface PostgresIdempotencyStore extends IdempotencyStore, PostgresMaintenance {}
 
 const ms = (value: number) => Math.max(0, Math.round(value));
 
@@ -49,15 +24,7 @@ const ms = (value: number) => Math.max(0, Math.round(value));
  * app.use('/verikit', verikitRouter({ webhook: { secret, store, onEvent } }));
  */
 export function createPostgresStore(options: PostgresStoreOptions): PostgresIdempotencyStore {
-  if (options === null || typeof options !== 'object')
-    throw new ConfigurationError('options', 'createPostgresStore needs an options object');
-  const db = checkQueryable(options.db);
-  const schema = quotedSchema(options.schema ?? 'verikit');
-  const retentionMs = options.retentionMs ?? DEFAULT_RETENTION_MS;
-  if (!(retentionMs > 0)) throw new ConfigurationError('retentionMs', 'retentionMs must be positive');
-  const pruneIntervalMs = options.pruneIntervalMs ?? 60_000;
-  const pruneBatchSize = options.pruneBatchSize ?? 1_000;
-  const report = options.onError ?? ((error: unknown) => console.warn(`verikit: pruning expired receipts failed: ${String(error)}`));
+  const { db, schema, retentionMs, pruneIntervalMs, pruneBatchSize, report } = resolveTableOptions(options, 'createPostgresStore');
   const table = `${schema}.verikit_receipts`;
   const until = (param: string) => `now() + (${param}::double precision * interval '1 millisecond')`;
 
