@@ -1,4 +1,4 @@
-import { ConfigurationError, DEFAULT_RETENTION_MS } from '@verikit/core';
+import { ConfigurationError, DEFAULT_RETENTION_MS, type LeaseOutcome } from '@verikit/core';
 
 /**
  * What verikit needs of a database: `query(text, params)` answering `{ rows }`. A `pg` Pool or
@@ -78,3 +78,12 @@ export function resolveTableOptions(
     report: options.onError ?? ((error: unknown) => console.warn(`verikit (${what}): ${String(error)}`)),
   };
 }
+
+/** A duration as the whole, non-negative milliseconds a statement parameter takes. */
+export const wholeMs = (value: number): number => Math.max(0, Math.round(value));
+
+/** SQL for "now, on the server's clock, plus the milliseconds in `param`". */
+export const msFromNow = (param: string): string => `now() + (${param}::double precision * interval '1 millisecond')`;
+
+/** An owner's call that matched its row (`RETURNING` gave one) is `ok`; one that matched none is `stale`. */
+export const leaseOutcome = (rows: unknown[]): LeaseOutcome => (rows.length > 0 ? 'ok' : 'stale');

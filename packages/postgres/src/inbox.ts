@@ -1,5 +1,13 @@
 import type { AcceptResult, DeadLetter, InboxDelivery, InboxEngine, InboxEvent, LeaseOutcome } from '@verikit/core';
-import { type PostgresMaintenance, type PostgresTableOptions, type Queryable, resolveTableOptions } from './db.js';
+import {
+  leaseOutcome,
+  msFromNow,
+  type PostgresMaintenance,
+  type PostgresTableOptions,
+  type Queryable,
+  resolveTableOptions,
+  wholeMs,
+} from './db.js';
 import { migrateSchema } from './migrate.js';
 import { createPruner } from './pruner.js';
 import { checkTransactional, inTransaction } from './transaction.js';
@@ -15,8 +23,6 @@ export interface PostgresInbox extends InboxEngine<Queryable>, PostgresMaintenan
 
 /** Thrown inside an event's transaction when its lease turned out to be someone else's: rolls back the work too. */
 class LeaseGone extends Error {}
-
-const ms = (value: number) => Math.max(0, Math.round(value));
 
 /** Something that can LISTEN: a pg client (events) or PGlite (callbacks). */
 interface ListenerSource {
@@ -43,13 +49,12 @@ export function createPostgresInbox(options: PostgresInboxOptions): PostgresInbo
   checkTransactional(db);
   const table = `${schema}.verikit_inbox`;
   const channel = `vk_inbox_${schemaName}`.slice(0, 63);
-  const after = (param: string) => `now() + (${param}::double precision * interval '1 millisecond')`;
 
   const acceptSql = `WITH added AS (
   INSERT INTO ${table} (id, payload, svix_timestamp) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING RETURNING id
 ), woken AS (SELECT pg_notify($4, '') FROM added)
 SELECT (SELECT count(*) FROM added)::int AS added, (SELECT count(*) FROM woken)::int AS woken`;
-  const leaseSql = `UPDATE ${table} SET owner = $1, leased_until = ${after('$3')}, attempts = attempts + 1
+  const leaseSql = `UPDATE ${table} SET owner = $1, leased_until = ${msFromNow('$3')}, attempts = attempts + 1
 WHERE id IN (
   SELECT id FROM ${table}
   WHERE state = 'pending' AND next_run_at <= now() AND (leased_until IS NULL OR leased_until <= now())
@@ -57,11 +62,11 @@ WHERE id IN (
 )
 RETURNING id, payload, svix_timestamp, attempts`;
   // A done row keeps its owner, so an extension racing the commit reads as ok, not as a lost lease.
-  const extendSql = `UPDATE ${table} SET leased_until = ${after('$3')} WHERE id = $1 AND owner = $2 AND state IN ('pending', 'done') RETURNING 1 AS ok`;
+  const extendSql = `UPDATE ${table} SET leased_until = ${msFromNow('$3')} WHERE id = $1 AND owner = $2 AND state IN ('pending', 'done') RETURNING 1 AS ok`;
   const doneSql = `UPDATE ${table} SET state = 'done', finished_at = now(), leased_until = NULL WHERE id = $1 AND owner = $2 AND state = 'pending' RETURNING 1 AS ok`;
   const failSql = `UPDATE ${table} SET owner = NULL, leased_until = NULL, last_error = $3,
   state = CASE WHEN $4::double precision IS NULL THEN 'dead' ELSE 'pending' END,
-  next_run_at = CASE WHEN $4::double precision IS NULL THEN next_run_at ELSE ${after('$4')} END,
+  next_run_at = CASE WHEN $4::double precision IS NULL THEN next_run_at ELSE ${msFromNow('$4')} END,
   finished_at = CASE WHEN $4::double precision IS NULL THEN now() ELSE NULL END
 WHERE id = $1 AND owner = $2 AND state = 'pending' RETURNING 1 AS ok`;
   const replaySql = `WITH again AS (
@@ -71,12 +76,11 @@ WHERE id = $1 AND owner = $2 AND state = 'pending' RETURNING 1 AS ok`;
 SELECT (SELECT count(*) FROM again)::int AS replayed, (SELECT count(*) FROM woken)::int AS woken`;
   const pruner = createPruner({
     db,
-    deleteSql: `DELETE FROM ${table} WHERE id IN (SELECT id FROM ${table} WHERE state = 'done' AND finished_at <= now() - ${ms(retentionMs)} * interval '1 millisecond' LIMIT $1)`,
+    deleteSql: `DELETE FROM ${table} WHERE id IN (SELECT id FROM ${table} WHERE state = 'done' AND finished_at <= now() - ${wholeMs(retentionMs)} * interval '1 millisecond' LIMIT $1)`,
     batchSize: pruneBatchSize,
     intervalMs: pruneIntervalMs,
     onError: report,
   });
-  const outcome = (rows: unknown[]): LeaseOutcome => (rows.length > 0 ? 'ok' : 'stale');
 
   // Waiters woken by a notification; the listening connection is made on the first wait and remade after a failure.
   const waiters = new Set<() => void>();
@@ -118,7 +122,7 @@ SELECT (SELECT count(*) FROM again)::int AS replayed, (SELECT count(*) FROM woke
       return Number(rows[0]?.added ?? 0) > 0 ? 'accepted' : 'duplicate';
     },
     async lease(owner: string, limit: number, leaseMs: number): Promise<InboxEvent[]> {
-      const { rows } = await db.query(leaseSql, [owner, limit, ms(leaseMs)]);
+      const { rows } = await db.query(leaseSql, [owner, limit, wholeMs(leaseMs)]);
       return rows.map((row) => ({
         id: String(row.id),
         body: String(row.payload),
@@ -128,7 +132,7 @@ SELECT (SELECT count(*) FROM again)::int AS replayed, (SELECT count(*) FROM woke
       }));
     },
     async extend(event: InboxEvent, leaseMs: number): Promise<LeaseOutcome> {
-      return outcome((await db.query(extendSql, [event.id, event.owner, ms(leaseMs)])).rows);
+      return leaseOutcome((await db.query(extendSql, [event.id, event.owner, wholeMs(leaseMs)])).rows);
     },
     async complete(event: InboxEvent, work: (tx: Queryable) => Promise<void>): Promise<LeaseOutcome> {
       try {
@@ -144,8 +148,8 @@ SELECT (SELECT count(*) FROM again)::int AS replayed, (SELECT count(*) FROM woke
       }
     },
     async fail(event: InboxEvent, failure: { error: string; retryInMs: number | null }): Promise<LeaseOutcome> {
-      const retry = failure.retryInMs === null ? null : ms(failure.retryInMs);
-      return outcome((await db.query(failSql, [event.id, event.owner, failure.error, retry])).rows);
+      const retry = failure.retryInMs === null ? null : wholeMs(failure.retryInMs);
+      return leaseOutcome((await db.query(failSql, [event.id, event.owner, failure.error, retry])).rows);
     },
     async waitForWork(signal: AbortSignal, maxWaitMs: number): Promise<void> {
       if (signal.aborted) return;

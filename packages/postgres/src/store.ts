@@ -1,5 +1,13 @@
 import type { ClaimOptions, ClaimResult, IdempotencyStore, Lease, LeaseOutcome } from '@verikit/core';
-import { type PostgresMaintenance, type PostgresTableOptions, type Queryable, resolveTableOptions } from './db.js';
+import {
+  leaseOutcome,
+  msFromNow,
+  type PostgresMaintenance,
+  type PostgresTableOptions,
+  type Queryable,
+  resolveTableOptions,
+  wholeMs,
+} from './db.js';
 import { migrateSchema } from './migrate.js';
 import { createPruner } from './pruner.js';
 
@@ -11,8 +19,6 @@ export interface PostgresStoreOptions extends PostgresTableOptions {
 
 /** An {@link IdempotencyStore} on PostgreSQL, shared by every instance, with its own upkeep. */
 export interface PostgresIdempotencyStore extends IdempotencyStore, PostgresMaintenance {}
-
-const ms = (value: number) => Math.max(0, Math.round(value));
 
 /**
  * An idempotency store on PostgreSQL (or PGlite): one row per delivery id, every check and change
@@ -26,24 +32,22 @@ const ms = (value: number) => Math.max(0, Math.round(value));
 export function createPostgresStore(options: PostgresStoreOptions): PostgresIdempotencyStore {
   const { db, schema, retentionMs, pruneIntervalMs, pruneBatchSize, report } = resolveTableOptions(options, 'createPostgresStore');
   const table = `${schema}.verikit_receipts`;
-  const until = (param: string) => `now() + (${param}::double precision * interval '1 millisecond')`;
 
   // Claimed when the upsert wrote our owner; otherwise the row as it stood before this statement.
   const claimSql = `WITH taken AS (
-  INSERT INTO ${table} AS r (id, owner, state, expires_at) VALUES ($1, $2, 'leased', ${until('$3')})
+  INSERT INTO ${table} AS r (id, owner, state, expires_at) VALUES ($1, $2, 'leased', ${msFromNow('$3')})
   ON CONFLICT (id) DO UPDATE SET owner = EXCLUDED.owner, state = 'leased', expires_at = EXCLUDED.expires_at
     WHERE r.expires_at <= now()
   RETURNING owner
 )
 SELECT (SELECT owner FROM taken) AS taken, (SELECT state FROM ${table} WHERE id = $1) AS state`;
-  const completeSql = `INSERT INTO ${table} AS r (id, owner, state, expires_at) VALUES ($1, $2, 'done', ${until('$3')})
+  const completeSql = `INSERT INTO ${table} AS r (id, owner, state, expires_at) VALUES ($1, $2, 'done', ${msFromNow('$3')})
 ON CONFLICT (id) DO UPDATE SET state = 'done', expires_at = EXCLUDED.expires_at WHERE r.owner = EXCLUDED.owner
 RETURNING 1 AS ok`;
   const releaseSql = `DELETE FROM ${table} WHERE id = $1 AND owner = $2 AND state = 'leased' RETURNING 1 AS ok`;
-  const extendSql = `UPDATE ${table} SET expires_at = ${until('$3')} WHERE id = $1 AND owner = $2 AND state = 'leased' RETURNING 1 AS ok`;
+  const extendSql = `UPDATE ${table} SET expires_at = ${msFromNow('$3')} WHERE id = $1 AND owner = $2 AND state = 'leased' RETURNING 1 AS ok`;
   const pruneSql = `DELETE FROM ${table} WHERE id IN (SELECT id FROM ${table} WHERE expires_at <= now() LIMIT $1)`;
 
-  const outcome = (rows: unknown[]): LeaseOutcome => (rows.length > 0 ? 'ok' : 'stale');
   const pruner = createPruner({ db, deleteSql: pruneSql, batchSize: pruneBatchSize, intervalMs: pruneIntervalMs, onError: report });
 
   return {
@@ -55,20 +59,20 @@ RETURNING 1 AS ok`;
     async claim(id: string, claim: ClaimOptions): Promise<ClaimResult> {
       pruner.start();
       const owner = crypto.randomUUID();
-      const { rows } = await db.query(claimSql, [id, owner, ms(claim.leaseMs)]);
+      const { rows } = await db.query(claimSql, [id, owner, wholeMs(claim.leaseMs)]);
       const row = rows[0] ?? {};
       if (row.taken === owner) return { status: 'claimed', lease: { id, owner } };
       // No row before, and not ours: another instance inserted it within this very instant.
       return row.state === 'done' ? { status: 'done' } : { status: 'in-progress' };
     },
     async complete(lease: Lease): Promise<LeaseOutcome> {
-      return outcome((await db.query(completeSql, [lease.id, lease.owner, ms(retentionMs)])).rows);
+      return leaseOutcome((await db.query(completeSql, [lease.id, lease.owner, wholeMs(retentionMs)])).rows);
     },
     async release(lease: Lease): Promise<LeaseOutcome> {
-      return outcome((await db.query(releaseSql, [lease.id, lease.owner])).rows);
+      return leaseOutcome((await db.query(releaseSql, [lease.id, lease.owner])).rows);
     },
     async extend(lease: Lease, claim: ClaimOptions): Promise<LeaseOutcome> {
-      return outcome((await db.query(extendSql, [lease.id, lease.owner, ms(claim.leaseMs)])).rows);
+      return leaseOutcome((await db.query(extendSql, [lease.id, lease.owner, wholeMs(claim.leaseMs)])).rows);
     },
   };
 }
