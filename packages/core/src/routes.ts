@@ -143,13 +143,19 @@ function singleHeader(headers: WebhookHeaders, name: string): string | undefined
   return typeof value === 'string' ? value : value?.[0];
 }
 
+/** The Content-Length a request declares, or NaN when it declares none (or not one readable value). */
+function declaredLength(headers: WebhookHeaders): number {
+  const value = rawHeader(headers, 'content-length');
+  return typeof value === 'string' ? Number(value) : Number.NaN;
+}
+
+/** Whether the request says a body follows (chunked, or a positive Content-Length). */
 function declaresBody(headers: WebhookHeaders): boolean {
-  return rawHeader(headers, 'transfer-encoding') !== undefined || Number(singleHeader(headers, 'content-length') ?? 0) > 0;
+  return rawHeader(headers, 'transfer-encoding') !== undefined || declaredLength(headers) > 0;
 }
 
 /** Whether the request's Content-Length already says the body is too large (so it need not be read). */
 export function declaredLengthExceeds(headers: WebhookHeaders, limit: number): boolean {
-  const value = rawHeader(headers, 'content-length');
-  const length = typeof value === 'string' ? Number(value) : Number.NaN;
+  const length = declaredLength(headers);
   return Number.isFinite(length) && length > limit;
 }
