@@ -2,6 +2,7 @@ import type { VerikitClient } from '../client/client.js';
 import { backoffDelay } from '../client/retry.js';
 import { ConfigurationError } from '../errors.js';
 import { LeaseLostError, type LeaseOutcome } from '../store/store.js';
+import { keepLeaseWhile } from '../util/keep-lease.js';
 import { DeliveryContext } from '../webhook/context.js';
 import type { WebhookContext } from '../webhook/handler.js';
 import { defaultIdentify, type IdentifyEvent } from '../webhook/identify.js';
@@ -121,15 +122,8 @@ export function createInboxWorker<Tx>(options: InboxWorkerOptions<Tx>): InboxWor
   };
 
   const run = async (event: InboxEvent): Promise<void> => {
-    // The lease is extended while the work runs, so a slow onEvent never loses it to another worker.
-    const keep = setInterval(() => {
-      inbox.extend(event, leaseMs).then(
-        (outcome) => noteStale(outcome, event, 'extend', 'extend'),
-        (error: unknown) => report(error, { id: event.id, stage: 'extend', attempt: event.attempt }),
-      );
-    }, leaseMs / 3);
     try {
-      const outcome = await inbox.complete(event, async (tx) => {
+      const completion = inbox.complete(event, async (tx) => {
         const ctx = new InboxEventContext(JSON.parse(event.body), event, identify, options.client, tx);
         running.add(ctx);
         try {
@@ -138,7 +132,12 @@ export function createInboxWorker<Tx>(options: InboxWorkerOptions<Tx>): InboxWor
           running.delete(ctx);
         }
       });
-      noteStale(outcome, event, 'complete', 'complete');
+      // The lease is extended while the work runs, so a slow onEvent never loses it to another worker.
+      keepLeaseWhile(completion, leaseMs / 3, () => inbox.extend(event, leaseMs), {
+        stale: () => noteStale('stale', event, 'extend', 'extend'),
+        error: (error) => report(error, { id: event.id, stage: 'extend', attempt: event.attempt }),
+      });
+      noteStale(await completion, event, 'complete', 'complete');
     } catch (error) {
       report(error, { id: event.id, stage: 'event', attempt: event.attempt });
       const retryInMs = event.attempt >= maxAttempts ? null : backoffDelay(event.attempt - 1, backoff);
@@ -148,8 +147,6 @@ export function createInboxWorker<Tx>(options: InboxWorkerOptions<Tx>): InboxWor
         // Unrecorded, the lease simply runs out and the event is leased again: nothing is lost.
         report(failure, { id: event.id, stage: 'fail', attempt: event.attempt });
       }
-    } finally {
-      clearInterval(keep);
     }
   };
 

@@ -6,6 +6,7 @@ import type { KycResult } from '../schemas/kyc.js';
 import { type ClaimResult, type IdempotencyStore, type Lease, LeaseLostError, type LeaseOutcome } from '../store/store.js';
 import { DeadlineSweeper, type Outcome } from '../util/deadlines.js';
 import { isPost } from '../util/headers.js';
+import { keepLeaseWhile } from '../util/keep-lease.js';
 import { DeliveryContext } from './context.js';
 import { WebhookVerificationError } from './errors.js';
 import { defaultIdentify, type EventSubject, type IdentifyEvent } from './identify.js';
@@ -181,26 +182,6 @@ export function createHandlerWith(
         (outcome) => noteStale(outcome, lease, stage, 'release'),
         (error: unknown) => report(error, { id: lease.id, stage }),
       );
-  /**
-   * Keeps the lease of work still running past the deadline alive until it settles, so no other
-   * instance claims the id meanwhile (before the deadline the lease, longer than it, needs nothing).
-   */
-  const keepLeased = (lease: Lease, work: PromiseLike<unknown>): void => {
-    const timer = setInterval(() => {
-      Promise.resolve()
-        .then(() => store.extend(lease, claimOptions))
-        .then(
-          (outcome) => {
-            if (outcome === 'stale') clearInterval(timer);
-            noteStale(outcome, lease, 'extend', 'extend');
-          },
-          (error: unknown) => report(error, { id: lease.id, stage: 'extend' }),
-        );
-    }, leaseMs / 3);
-    const stop = () => clearInterval(timer);
-    work.then(stop, stop);
-  };
-
   return async (request) => {
     const body = request?.body;
     const empty = isEmptyBody(body);
@@ -277,7 +258,11 @@ export function createHandlerWith(
     // Too slow for the sender: answer now, keep the lease alive, and record what the work turns out to be.
     ctx.expire();
     const slow = work as PromiseLike<unknown>;
-    keepLeased(lease, slow);
+    // Before the deadline the lease, longer than it, needs nothing; past it, the lease is kept alive.
+    keepLeaseWhile(slow, leaseMs / 3, () => store.extend(lease, claimOptions), {
+      stale: () => noteStale('stale', lease, 'extend', 'extend'),
+      error: (error) => report(error, { id: lease.id, stage: 'extend' }),
+    });
     slow.then(
       () => complete(lease, 'late-complete'),
       () => release(lease, 'late-release'),
