@@ -41,6 +41,8 @@ export interface ChaosFigures {
   attempts: number;
   statuses: Record<string, number>;
   kills: number;
+  /** Instances that exited without being killed by the harness (a crash), with how they ended. */
+  crashes: string[];
   killedConnections: number;
   givenUp: number;
   earlyAcks: number;
@@ -55,9 +57,13 @@ interface Instance {
   url: string;
 }
 
-async function startInstance(engine: ChaosEngine, index: number): Promise<Instance> {
+async function startInstance(engine: ChaosEngine, index: number, onCrash: (how: string) => void): Promise<Instance> {
   const { script, args } = engine.instance(index);
   const child = fork(script, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  // An exit the harness did not cause is a crash: counted, so the run fails saying so (its stderr is above).
+  child.once('exit', (code, signal) => {
+    if (!child.killed) onCrash(`instance ${index} exited (code ${code}, signal ${signal})`);
+  });
   const [message] = (await Promise.race([
     once(child, 'message'),
     once(child, 'exit').then(([code]) => {
@@ -79,7 +85,9 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export async function runChaos(engine: ChaosEngine, options: ChaosOptions): Promise<ChaosFigures> {
   const started = Date.now();
   const instances: Array<Instance | undefined> = [];
-  for (let i = 0; i < options.instances; i++) instances[i] = await startInstance(engine, i);
+  const crashes: string[] = [];
+  const start = (index: number) => startInstance(engine, index, (how) => crashes.push(how));
+  for (let i = 0; i < options.instances; i++) instances[i] = await start(i);
   const dispatcher = new Agent({ connections: 64, headersTimeout: 10_000, bodyTimeout: 10_000 });
   const statuses: Record<string, number> = {};
   let attempts = 0;
@@ -132,7 +140,7 @@ export async function runChaos(engine: ChaosEngine, options: ChaosOptions): Prom
         instance?.child.kill('SIGKILL');
         kills++;
         await sleep(200);
-        instances[victim] = await startInstance(engine, victim);
+        instances[victim] = await start(victim);
       }
     }
   })();
@@ -175,6 +183,7 @@ export async function runChaos(engine: ChaosEngine, options: ChaosOptions): Prom
     attempts,
     statuses,
     kills,
+    crashes,
     killedConnections,
     givenUp,
     earlyAcks,

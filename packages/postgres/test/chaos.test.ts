@@ -66,10 +66,11 @@ describe.runIf(serverAvailable)('multi-instance chaos on the real PostgreSQL', (
         `chaos (${mode}, PostgreSQL): deliveries=${figures.deliveries} distinct=${figures.distinct} attempts=${figures.attempts} ` +
           `effects-lost=${figures.lost} effects-doubled=${figures.doubled} 2xx-before-durable=${figures.earlyAcks} given-up=${figures.givenUp} ` +
           `sigkills=${figures.kills} killed-connections=${figures.killedConnections} onEvent-runs=${figures.runs} ` +
-          `statuses=${JSON.stringify(figures.statuses)} seconds=${figures.seconds}`,
+          `statuses=${JSON.stringify(figures.statuses)} crashes=${figures.crashes.length} seconds=${figures.seconds}`,
       );
       expect(figures.kills).toBeGreaterThanOrEqual(3);
       expect(figures.deliveries).toBeGreaterThanOrEqual(10_000);
+      expect(figures.crashes).toEqual([]);
       expect(figures.lost).toBe(0);
       expect(figures.doubled).toBe(0);
       expect(figures.earlyAcks).toBe(0);
