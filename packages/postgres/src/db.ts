@@ -8,6 +8,38 @@ export interface Queryable {
   query(text: string, params?: unknown[]): Promise<{ rows: Array<Record<string, unknown>> }>;
 }
 
+/** A query as pg's Pool and Client also take it: by name, so each connection parses and plans it only once. */
+interface NamedQueryable {
+  query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: Array<Record<string, unknown>> }>;
+}
+
+/** pg's Pool (`totalCount`) and its clients (`connectionParameters`); PGlite and other `query` objects get plain text. */
+const takesNamedQueries = (db: Queryable): boolean =>
+  typeof (db as { totalCount?: unknown }).totalCount === 'number' ||
+  typeof (db as { connectionParameters?: unknown }).connectionParameters === 'object';
+
+/** A statement run for every delivery or event: prepared once per pg connection instead of parsed and planned each time. */
+export interface Statement {
+  /** Runs it on `db` (a pool, a transaction's client, PGlite) with `params`. */
+  run(db: Queryable, params: unknown[]): Promise<{ rows: Array<Record<string, unknown>> }>;
+}
+
+/** A {@link Statement} for `text`. Its name comes from the text itself, so statements of two schemas on one pool never clash. */
+export function statement(text: string): Statement {
+  // FNV-1a over the text, twice with different offsets: a 64-bit name with no dependency.
+  let a = 0x811c9dc5;
+  let b = 0x01000193;
+  for (let i = 0; i < text.length; i++) {
+    a = Math.imul(a ^ text.charCodeAt(i), 0x01000193) >>> 0;
+    b = Math.imul(b ^ text.charCodeAt(i), 0x811c9dc5) >>> 0;
+  }
+  const name = `verikit_${a.toString(36)}_${b.toString(36)}`;
+  return {
+    run: (db, params) =>
+      takesNamedQueries(db) ? (db as unknown as NamedQueryable).query({ name, text, values: params }) : db.query(text, params),
+  };
+}
+
 const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /** A schema name checked to be a plain SQL identifier, quoted (it is written into DDL, never a parameter). */

@@ -6,11 +6,12 @@ import {
   type PostgresTableOptions,
   type Queryable,
   resolveTableOptions,
+  statement,
   wholeMs,
 } from './db.js';
 import { migrateSchema } from './migrate.js';
 import { createPruner } from './pruner.js';
-import { checkTransactional, inTransaction } from './transaction.js';
+import { checkout, checkTransactional, inLazyTransaction, isPool, type PooledClient } from './transaction.js';
 
 /** Options of {@link createPostgresInbox}. */
 export interface PostgresInboxOptions extends PostgresTableOptions {
@@ -24,10 +25,9 @@ export interface PostgresInbox extends InboxEngine<Queryable>, PostgresMaintenan
 /** Thrown inside an event's transaction when its lease turned out to be someone else's: rolls back the work too. */
 class LeaseGone extends Error {}
 
-/** Something that can LISTEN: a pg client (events) or PGlite (callbacks). */
-interface ListenerSource {
-  connect?: () => Promise<Queryable & { on(event: 'notification' | 'error', listener: () => void): void; release(error?: boolean): void }>;
-  listen?: (channel: string, callback: () => void) => Promise<() => Promise<void>>;
+/** PGlite, which can LISTEN with callbacks of its own. */
+interface CallbackListener {
+  listen(channel: string, callback: () => void): Promise<() => Promise<void>>;
 }
 
 /**
@@ -50,25 +50,29 @@ export function createPostgresInbox(options: PostgresInboxOptions): PostgresInbo
   const table = `${schema}.verikit_inbox`;
   const channel = `vk_inbox_${schemaName}`.slice(0, 63);
 
-  const acceptSql = `WITH added AS (
+  const acceptSql = statement(`WITH added AS (
   INSERT INTO ${table} (id, payload, svix_timestamp) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING RETURNING id
 ), woken AS (SELECT pg_notify($4, '') FROM added)
-SELECT (SELECT count(*) FROM added)::int AS added, (SELECT count(*) FROM woken)::int AS woken`;
-  const leaseSql = `UPDATE ${table} SET owner = $1, leased_until = ${msFromNow('$3')}, attempts = attempts + 1
+SELECT (SELECT count(*) FROM added)::int AS added, (SELECT count(*) FROM woken)::int AS woken`);
+  const leaseSql = statement(`UPDATE ${table} SET owner = $1, leased_until = ${msFromNow('$3')}, attempts = attempts + 1
 WHERE id IN (
   SELECT id FROM ${table}
-  WHERE state = 'pending' AND next_run_at <= now() AND (leased_until IS NULL OR leased_until <= now())
+  WHERE next_run_at <= now() AND (leased_until IS NULL OR leased_until <= now())
   ORDER BY next_run_at LIMIT $2 FOR UPDATE SKIP LOCKED
 )
-RETURNING id, payload, svix_timestamp, attempts`;
+RETURNING id, payload, svix_timestamp, attempts`);
   // A done row keeps its owner, so an extension racing the commit reads as ok, not as a lost lease.
-  const extendSql = `UPDATE ${table} SET leased_until = ${msFromNow('$3')} WHERE id = $1 AND owner = $2 AND state IN ('pending', 'done') RETURNING 1 AS ok`;
-  const doneSql = `UPDATE ${table} SET state = 'done', finished_at = now(), leased_until = NULL WHERE id = $1 AND owner = $2 AND state = 'pending' RETURNING 1 AS ok`;
-  const failSql = `UPDATE ${table} SET owner = NULL, leased_until = NULL, last_error = $3,
+  const extendSql = statement(
+    `UPDATE ${table} SET leased_until = ${msFromNow('$3')} WHERE id = $1 AND owner = $2 AND state IN ('pending', 'done') RETURNING 1 AS ok`,
+  );
+  const doneSql = statement(
+    `UPDATE ${table} SET state = 'done', next_run_at = NULL, finished_at = now(), leased_until = NULL WHERE id = $1 AND owner = $2 AND state = 'pending' RETURNING 1 AS ok`,
+  );
+  const failSql = statement(`UPDATE ${table} SET owner = NULL, leased_until = NULL, last_error = $3,
   state = CASE WHEN $4::double precision IS NULL THEN 'dead' ELSE 'pending' END,
-  next_run_at = CASE WHEN $4::double precision IS NULL THEN next_run_at ELSE ${msFromNow('$4')} END,
+  next_run_at = CASE WHEN $4::double precision IS NULL THEN NULL ELSE ${msFromNow('$4')} END,
   finished_at = CASE WHEN $4::double precision IS NULL THEN now() ELSE NULL END
-WHERE id = $1 AND owner = $2 AND state = 'pending' RETURNING 1 AS ok`;
+WHERE id = $1 AND owner = $2 AND state = 'pending' RETURNING 1 AS ok`);
   const replaySql = `WITH again AS (
   UPDATE ${table} SET state = 'pending', attempts = 0, next_run_at = now(), last_error = NULL, finished_at = NULL, owner = NULL, leased_until = NULL
   WHERE id = $1 AND state = 'dead' RETURNING id
@@ -89,18 +93,33 @@ SELECT (SELECT count(*) FROM again)::int AS replayed, (SELECT count(*) FROM woke
   };
   let listening: Promise<() => Promise<void>> | undefined;
   const listen = (): Promise<() => Promise<void>> => {
-    const source = db as ListenerSource;
-    if (typeof source.listen === 'function') return source.listen(channel, wake);
+    if (!isPool(db)) return (db as unknown as CallbackListener).listen(channel, wake);
     return (async () => {
-      const client = await (source.connect as NonNullable<ListenerSource['connect']>)();
-      client.on('notification', wake);
-      client.on('error', () => {
-        // The connection died (a restart, pg_terminate_backend): listen again on the next wait; polling covers the gap.
+      let client: PooledClient | undefined;
+      let dead = false;
+      // The connection died (a restart, pg_terminate_backend): listen again on the next wait; polling
+      // covers the gap. pg may report one death twice, and even before the checkout has resolved.
+      const die = (error?: Error) => {
+        if (dead) return;
+        dead = true;
         listening = undefined;
+        client?.release(error ?? true);
+      };
+      client = await checkout(db, die);
+      if (dead) {
         client.release(true);
-      });
-      await client.query(`LISTEN "${channel}"`);
-      return async () => client.release();
+        throw new Error('the listening connection closed as it opened');
+      }
+      client.on('notification', wake);
+      try {
+        await client.query(`LISTEN "${channel}"`);
+      } catch (error) {
+        die(error instanceof Error ? error : new Error(String(error)));
+        throw error;
+      }
+      return async () => {
+        if (!dead) client.release();
+      };
     })();
   };
 
@@ -118,11 +137,11 @@ SELECT (SELECT count(*) FROM again)::int AS replayed, (SELECT count(*) FROM woke
     },
     async accept(delivery: InboxDelivery): Promise<AcceptResult> {
       pruner.start();
-      const { rows } = await db.query(acceptSql, [delivery.id, delivery.body, delivery.timestamp, channel]);
+      const { rows } = await acceptSql.run(db, [delivery.id, delivery.body, delivery.timestamp, channel]);
       return Number(rows[0]?.added ?? 0) > 0 ? 'accepted' : 'duplicate';
     },
     async lease(owner: string, limit: number, leaseMs: number): Promise<InboxEvent[]> {
-      const { rows } = await db.query(leaseSql, [owner, limit, wholeMs(leaseMs)]);
+      const { rows } = await leaseSql.run(db, [owner, limit, wholeMs(leaseMs)]);
       return rows.map((row) => ({
         id: String(row.id),
         body: String(row.payload),
@@ -132,24 +151,22 @@ SELECT (SELECT count(*) FROM again)::int AS replayed, (SELECT count(*) FROM woke
       }));
     },
     async extend(event: InboxEvent, leaseMs: number): Promise<LeaseOutcome> {
-      return leaseOutcome((await db.query(extendSql, [event.id, event.owner, wholeMs(leaseMs)])).rows);
+      return leaseOutcome((await extendSql.run(db, [event.id, event.owner, wholeMs(leaseMs)])).rows);
     },
     async complete(event: InboxEvent, work: (tx: Queryable) => Promise<void>): Promise<LeaseOutcome> {
-      try {
-        await inTransaction(db, async (tx) => {
-          await work(tx);
-          // Marked done last, in the same transaction: if the lease is gone, the work's writes go too.
-          if ((await tx.query(doneSql, [event.id, event.owner])).rows.length === 0) throw new LeaseGone();
-        });
-        return 'ok';
-      } catch (error) {
-        if (error instanceof LeaseGone) return 'stale';
+      // Marked done last, in the work's transaction: if the lease is gone, the work's writes go too.
+      const marked = await inLazyTransaction(db, work, async (tx) => {
+        if ((await doneSql.run(tx, [event.id, event.owner])).rows.length > 0) return true;
+        throw new LeaseGone();
+      }).catch((error: unknown) => {
+        if (error instanceof LeaseGone) return false;
         throw error;
-      }
+      });
+      return marked ? 'ok' : 'stale';
     },
     async fail(event: InboxEvent, failure: { error: string; retryInMs: number | null }): Promise<LeaseOutcome> {
       const retry = failure.retryInMs === null ? null : wholeMs(failure.retryInMs);
-      return leaseOutcome((await db.query(failSql, [event.id, event.owner, failure.error, retry])).rows);
+      return leaseOutcome((await failSql.run(db, [event.id, event.owner, failure.error, retry])).rows);
     },
     async waitForWork(signal: AbortSignal, maxWaitMs: number): Promise<void> {
       if (signal.aborted) return;

@@ -23,14 +23,17 @@ BEGIN
     svix_timestamp bigint NOT NULL,
     received_at timestamptz NOT NULL DEFAULT now(),
     attempts integer NOT NULL DEFAULT 0,
-    next_run_at timestamptz NOT NULL DEFAULT now(),
+    next_run_at timestamptz DEFAULT now(),
     leased_until timestamptz,
     owner text,
     state text NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'done', 'dead')),
     last_error text,
-    finished_at timestamptz
+    finished_at timestamptz,
+    -- Only a pending event is due at a time; finished ones have none. The lease query filters on
+    -- next_run_at alone, which the planner reads right even before the table has statistics.
+    CONSTRAINT verikit_inbox_due_when_pending CHECK ((state = 'pending') = (next_run_at IS NOT NULL))
   );
-  CREATE INDEX IF NOT EXISTS verikit_inbox_due ON ${schema}.verikit_inbox (next_run_at) WHERE state = 'pending';
+  CREATE INDEX IF NOT EXISTS verikit_inbox_due ON ${schema}.verikit_inbox (next_run_at) WHERE next_run_at IS NOT NULL;
   CREATE INDEX IF NOT EXISTS verikit_inbox_finished ON ${schema}.verikit_inbox (finished_at) WHERE state = 'done';
 END
 $migrate$`);

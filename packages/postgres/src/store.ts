@@ -6,6 +6,7 @@ import {
   type PostgresTableOptions,
   type Queryable,
   resolveTableOptions,
+  statement,
   wholeMs,
 } from './db.js';
 import { migrateSchema } from './migrate.js';
@@ -34,18 +35,20 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresIdem
   const table = `${schema}.verikit_receipts`;
 
   // Claimed when the upsert wrote our owner; otherwise the row as it stood before this statement.
-  const claimSql = `WITH taken AS (
+  const claimSql = statement(`WITH taken AS (
   INSERT INTO ${table} AS r (id, owner, state, expires_at) VALUES ($1, $2, 'leased', ${msFromNow('$3')})
   ON CONFLICT (id) DO UPDATE SET owner = EXCLUDED.owner, state = 'leased', expires_at = EXCLUDED.expires_at
     WHERE r.expires_at <= now()
   RETURNING owner
 )
-SELECT (SELECT owner FROM taken) AS taken, (SELECT state FROM ${table} WHERE id = $1) AS state`;
-  const completeSql = `INSERT INTO ${table} AS r (id, owner, state, expires_at) VALUES ($1, $2, 'done', ${msFromNow('$3')})
+SELECT (SELECT owner FROM taken) AS taken, (SELECT state FROM ${table} WHERE id = $1) AS state`);
+  const completeSql = statement(`INSERT INTO ${table} AS r (id, owner, state, expires_at) VALUES ($1, $2, 'done', ${msFromNow('$3')})
 ON CONFLICT (id) DO UPDATE SET state = 'done', expires_at = EXCLUDED.expires_at WHERE r.owner = EXCLUDED.owner
-RETURNING 1 AS ok`;
-  const releaseSql = `DELETE FROM ${table} WHERE id = $1 AND owner = $2 AND state = 'leased' RETURNING 1 AS ok`;
-  const extendSql = `UPDATE ${table} SET expires_at = ${msFromNow('$3')} WHERE id = $1 AND owner = $2 AND state = 'leased' RETURNING 1 AS ok`;
+RETURNING 1 AS ok`);
+  const releaseSql = statement(`DELETE FROM ${table} WHERE id = $1 AND owner = $2 AND state = 'leased' RETURNING 1 AS ok`);
+  const extendSql = statement(
+    `UPDATE ${table} SET expires_at = ${msFromNow('$3')} WHERE id = $1 AND owner = $2 AND state = 'leased' RETURNING 1 AS ok`,
+  );
   const pruneSql = `DELETE FROM ${table} WHERE id IN (SELECT id FROM ${table} WHERE expires_at <= now() LIMIT $1)`;
 
   const pruner = createPruner({ db, deleteSql: pruneSql, batchSize: pruneBatchSize, intervalMs: pruneIntervalMs, onError: report });
@@ -59,20 +62,20 @@ RETURNING 1 AS ok`;
     async claim(id: string, claim: ClaimOptions): Promise<ClaimResult> {
       pruner.start();
       const owner = crypto.randomUUID();
-      const { rows } = await db.query(claimSql, [id, owner, wholeMs(claim.leaseMs)]);
+      const { rows } = await claimSql.run(db, [id, owner, wholeMs(claim.leaseMs)]);
       const row = rows[0] ?? {};
       if (row.taken === owner) return { status: 'claimed', lease: { id, owner } };
       // No row before, and not ours: another instance inserted it within this very instant.
       return row.state === 'done' ? { status: 'done' } : { status: 'in-progress' };
     },
     async complete(lease: Lease): Promise<LeaseOutcome> {
-      return leaseOutcome((await db.query(completeSql, [lease.id, lease.owner, wholeMs(retentionMs)])).rows);
+      return leaseOutcome((await completeSql.run(db, [lease.id, lease.owner, wholeMs(retentionMs)])).rows);
     },
     async release(lease: Lease): Promise<LeaseOutcome> {
-      return leaseOutcome((await db.query(releaseSql, [lease.id, lease.owner])).rows);
+      return leaseOutcome((await releaseSql.run(db, [lease.id, lease.owner])).rows);
     },
     async extend(lease: Lease, claim: ClaimOptions): Promise<LeaseOutcome> {
-      return leaseOutcome((await db.query(extendSql, [lease.id, lease.owner, wholeMs(claim.leaseMs)])).rows);
+      return leaseOutcome((await extendSql.run(db, [lease.id, lease.owner, wholeMs(claim.leaseMs)])).rows);
     },
   };
 }

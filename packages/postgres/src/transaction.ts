@@ -1,15 +1,16 @@
 import { ConfigurationError } from '@verikit/core';
 import type { Queryable } from './db.js';
 
+/** A client checked out of a pg Pool. */
+export interface PooledClient extends Queryable {
+  release(error?: Error | boolean): void;
+  on(event: 'error' | 'notification', listener: (error: Error) => void): unknown;
+  removeListener(event: 'error', listener: (error: Error) => void): unknown;
+}
+
 /** A pg Pool: hands out one client per transaction. */
-interface PoolLike extends Queryable {
-  connect(): Promise<
-    Queryable & {
-      release(error?: Error | boolean): void;
-      on(event: 'error', listener: (error: Error) => void): unknown;
-      removeListener(event: 'error', listener: (error: Error) => void): unknown;
-    }
-  >;
+export interface PoolLike extends Queryable {
+  connect(callback: (error: Error | undefined, client: PooledClient | undefined) => void): void;
   totalCount: number;
 }
 
@@ -18,7 +19,7 @@ interface TransactionalLike extends Queryable {
   transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
 }
 
-const isPool = (db: Queryable): db is PoolLike =>
+export const isPool = (db: Queryable): db is PoolLike =>
   typeof (db as PoolLike).connect === 'function' && typeof (db as PoolLike).totalCount === 'number';
 const isTransactional = (db: Queryable): db is TransactionalLike => typeof (db as TransactionalLike).transaction === 'function';
 
@@ -32,30 +33,124 @@ export function checkTransactional(db: Queryable): void {
   }
 }
 
-/** Runs `work` in a transaction: committed when it resolves, rolled back when it throws. */
-export async function inTransaction<T>(db: Queryable, work: (tx: Queryable) => Promise<T>): Promise<T> {
-  if (isTransactional(db) && !isPool(db)) return db.transaction(work);
-  const client = await (db as PoolLike).connect();
+/** An open transaction: its queries, and how it ends. */
+interface OpenTransaction {
+  tx: Queryable;
+  commit(): Promise<void>;
+  rollback(error: unknown): Promise<void>;
+}
+
+/**
+ * Checks a client out with `onError` listening from the moment it is handed over. pg reports a
+ * connection killed while checked out as an 'error' event, and unheard that crashes the process.
+ * The callback form matters: pg parses a network read's messages in one go, so a kill that arrives
+ * with the connection's first "ready" is emitted before a promise's `await` would resume.
+ */
+export function checkout(pool: PoolLike, onError: (error: Error) => void): Promise<PooledClient> {
+  return new Promise((resolve, reject) => {
+    pool.connect((error, client) => {
+      if (error !== undefined || client === undefined) return reject(error ?? new Error('pg Pool gave no client'));
+      client.on('error', onError);
+      resolve(client);
+    });
+  });
+}
+
+/** Checks a client out of the pool and sends BEGIN. */
+async function beginOnPool(pool: PoolLike): Promise<OpenTransaction> {
   let broken: Error | undefined;
-  // A connection killed while idle inside the transaction (between the work's queries) is reported as
-  // an 'error' event on the client; unheard, it would crash the process. The next query fails anyway.
+  // A connection killed while idle inside the transaction (between the work's queries): the next query fails anyway.
   const onError = (error: Error) => {
     broken = error;
   };
-  client.on('error', onError);
-  try {
-    await client.query('BEGIN');
-    const result = await work(client);
-    await client.query('COMMIT');
-    return result;
-  } catch (error) {
-    await client.query('ROLLBACK').catch((rollback: unknown) => {
-      // A connection that cannot even roll back (killed, say) must not go back to the pool.
-      broken = rollback instanceof Error ? rollback : new Error(String(rollback));
-    });
-    throw error;
-  } finally {
+  const client = await checkout(pool, onError);
+  const release = () => {
     client.removeListener('error', onError);
     client.release(broken);
+  };
+  try {
+    await client.query('BEGIN');
+  } catch (error) {
+    broken = error instanceof Error ? error : new Error(String(error));
+    release();
+    throw error;
   }
+  return {
+    tx: client,
+    async commit() {
+      try {
+        await client.query('COMMIT');
+      } catch (error) {
+        broken = error instanceof Error ? error : new Error(String(error));
+        throw error;
+      } finally {
+        release();
+      }
+    },
+    async rollback() {
+      await client.query('ROLLBACK').catch((rollback: unknown) => {
+        // A connection that cannot even roll back (killed, say) must not go back to the pool.
+        broken = rollback instanceof Error ? rollback : new Error(String(rollback));
+      });
+      release();
+    },
+  };
+}
+
+/** Opens PGlite's callback-scoped transaction and holds it open until told how it ends. */
+function beginOnPGlite(db: TransactionalLike): Promise<OpenTransaction> {
+  return new Promise((resolveOpen, rejectOpen) => {
+    let end!: (error: unknown) => void;
+    const ending = new Promise<unknown>((resolve) => (end = resolve));
+    const finished = db.transaction(async (tx) => {
+      resolveOpen({
+        tx,
+        commit: async () => {
+          end(undefined);
+          await finished;
+        },
+        rollback: async (error) => {
+          end(error ?? new Error('rolled back'));
+          await finished.catch(() => {});
+        },
+      });
+      // Throwing here is how PGlite is told to roll back.
+      const error = await ending;
+      if (error !== undefined) throw error;
+    });
+    finished.catch(rejectOpen);
+  });
+}
+
+/**
+ * Runs `work` with a transaction that opens on its first query, then `last` in that transaction,
+ * and commits both; a throw from either rolls both back. When `work` never queries, no transaction
+ * is opened and `last` runs on `db` alone: work that writes elsewhere costs one statement, not
+ * BEGIN, the statement and COMMIT.
+ */
+export async function inLazyTransaction<T>(
+  db: Queryable,
+  work: (tx: Queryable) => Promise<void>,
+  last: (db: Queryable) => Promise<T>,
+): Promise<T> {
+  let opening: Promise<OpenTransaction> | undefined;
+  const open = () => (opening ??= isTransactional(db) && !isPool(db) ? beginOnPGlite(db) : beginOnPool(db as PoolLike));
+  const tx: Queryable = { query: async (text, params) => (await open()).tx.query(text, params) };
+  try {
+    await work(tx);
+  } catch (error) {
+    if (opening !== undefined) await (await opening.catch(() => undefined))?.rollback(error);
+    throw error;
+  }
+  if (opening === undefined) return last(db);
+  const transaction = await opening;
+  let result: T;
+  try {
+    result = await last(transaction.tx);
+  } catch (error) {
+    await transaction.rollback(error);
+    throw error;
+  }
+  await transaction.commit();
+  return result;
 }
