@@ -5,7 +5,10 @@ import { ConfigurationError, DEFAULT_RETENTION_MS, type LeaseOutcome } from '@ve
  * Client and a PGlite instance all fit as they are.
  */
 export interface Queryable {
-  query(text: string, params?: unknown[]): Promise<{ rows: Array<Record<string, unknown>> }>;
+  query(
+    text: string,
+    params?: unknown[],
+  ): Promise<{ rows: Array<Record<string, unknown>>; rowCount?: number | null; affectedRows?: number }>;
 }
 
 /** A query as pg's Pool and Client also take it: by name, so each connection parses and plans it only once. */

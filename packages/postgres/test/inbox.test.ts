@@ -144,13 +144,22 @@ function inboxSuite(name: string, open: () => Promise<{ db: Queryable; close(): 
       expect(done.map((e) => e.id).sort()).toEqual([...ids].sort());
     });
 
-    it('a notification wakes an idle worker long before its polling interval', async () => {
-      const { deliver, worker, write, effects } = await fresh();
-      const w = worker({ pollIntervalMs: 60_000, onEvent: write });
+    it('a notification wakes an idle worker on another instance long before its polling interval, burst after burst', async () => {
+      const { schema, deliver, worker, write, effects } = await fresh();
+      // Another instance's inbox on the same tables: only a NOTIFY can reach its worker.
+      const elsewhere = createPostgresInbox({ db, schema });
+      opened.push(elsewhere);
+      const w = worker({ inbox: elsewhere, pollIntervalMs: 60_000, onEvent: write });
       w.start();
       await new Promise((resolve) => setTimeout(resolve, 200)); // idle, listening
-      await deliver({ type: 'kyb.case.status_changed', data: { refId: 'wake' } });
-      await until(async () => (await effects()).length === 1, 'the woken worker', 10_000);
+      let expected = 0;
+      for (const burst of [1, 12, 1, 5]) {
+        await Promise.all(
+          Array.from({ length: burst }, (_, i) => deliver({ type: 'kyb.case.status_changed', data: { refId: `${burst}-${i}` } })),
+        );
+        expected += burst;
+        await until(async () => (await effects()).length === expected, `the woken worker (${expected} events)`, 10_000);
+      }
     });
 
     it('stop() lets running work finish and takes nothing new', async () => {

@@ -1,0 +1,56 @@
+import { type Queryable, statement } from './db.js';
+
+/** Wakes the inbox's workers on every instance, coalescing wake-ups that come faster than NOTIFY can go out. */
+export interface Notifier {
+  /** Asks for a NOTIFY after now: sent at once, or right after the one in flight. Never throws. */
+  notify(): void;
+  /** Resolves when no NOTIFY is in flight or owed. */
+  settled(): Promise<void>;
+}
+
+/**
+ * NOTIFY serialises: PostgreSQL commits notifying transactions one at a time, holding a global lock
+ * through the commit's disk flush. Notifying inside every accept capped the webhook route at one
+ * accept per flush (~1,600/s here). Sent apart, after the row is committed, at most one is in flight,
+ * and the next goes `gapMs` after it at the earliest: accepts meanwhile share that next one, which
+ * their rows precede, so no wake-up is lost. The first accept after a quiet spell notifies at once;
+ * under load workers are busy anyway, and lease again without waiting to be told.
+ */
+export function createNotifier(options: { db: Queryable; channel: string; gapMs?: number; onError: (error: unknown) => void }): Notifier {
+  const { db, channel, onError, gapMs = 10 } = options;
+  const send = statement('SELECT pg_notify($1, $2)');
+  let inFlight: Promise<void> | undefined;
+  let owed = false;
+  const notify = (): void => {
+    if (inFlight !== undefined) {
+      owed = true;
+      return;
+    }
+    const sentAt = performance.now();
+    inFlight = send
+      .run(db, [channel, ''])
+      .then(
+        () => {},
+        // Workers also poll: a wake-up that failed delays work by one poll interval at most.
+        onError,
+      )
+      .then(async () => {
+        if (!owed) return;
+        const wait = sentAt + gapMs - performance.now();
+        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      })
+      .finally(() => {
+        inFlight = undefined;
+        if (owed) {
+          owed = false;
+          notify();
+        }
+      });
+  };
+  return {
+    notify,
+    async settled() {
+      while (inFlight !== undefined) await inFlight;
+    },
+  };
+}
