@@ -1,25 +1,46 @@
 // One framework's host app in its own process: the verikit webhook route at /verikit/webhook and a
 // bare route at /bare/webhook that verifies by hand with node:crypto and answers 204. The parent
 // asks for this process's CPU time over IPC, to print CPU per request beside the throughput.
+// Kind `inbox` (args: database URL, schema): verikit's route stores and queues into a PostgreSQL
+// inbox, and the bare route, after verifying, runs INSERT ... ON CONFLICT DO NOTHING on the same pool.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { serve } from '@hono/node-server';
 import { MemoryIdempotencyStore } from '@verikit/core';
 import { verikitRouter } from '@verikit/express';
 import { verikitPlugin } from '@verikit/fastify';
 import { verikitApp } from '@verikit/hono';
+import { createPostgresInbox } from '@verikit/postgres';
 import express from 'express';
 import Fastify from 'fastify';
 import { Hono } from 'hono';
+import pg from 'pg';
 
-const [framework, secret, handlerKind] = process.argv.slice(2);
+const [framework, secret, handlerKind, databaseUrl, schema] = process.argv.slice(2);
 const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
-// The integrator's work is a no-op either way: the benchmark measures the route, not the work.
-const onEvent = handlerKind === 'async' ? async () => {} : () => {};
-// Every delivery is unique, at some 20,000 a second: with the default 7-day retention the store would
-// reach its bound (100,000 ids) within seconds and refuse claims (503), as it must. A 5 s retention
-// keeps it at steady state, each claim sweeping about one expired id, as a long-running server does.
-const store = new MemoryIdempotencyStore({ retentionMs: 5_000, maxEntries: 1_000_000 });
-const options = { webhook: { secret, store, onEvent } };
+
+/** What the bare route does with a verified delivery in inbox mode: store it (nothing in the inline kinds). */
+let bareStore;
+let options;
+if (handlerKind === 'inbox') {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 24 });
+  const inbox = createPostgresInbox({ db: pool, schema, pruneIntervalMs: 0 });
+  await inbox.migrate();
+  await pool.query(
+    `CREATE TABLE IF NOT EXISTS "${schema}".bare_inbox (id text PRIMARY KEY, payload text NOT NULL, svix_timestamp bigint NOT NULL)`,
+  );
+  // What a team would write by hand: one insert keyed by svix-id, a repeat a no-op.
+  const insert = `INSERT INTO "${schema}".bare_inbox (id, payload, svix_timestamp) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING`;
+  bareStore = (header, body) => pool.query(insert, [header('svix-id'), body.toString('utf8'), Number(header('svix-timestamp'))]);
+  options = { webhook: { secret, inbox } };
+} else {
+  // The integrator's work is a no-op either way: the benchmark measures the route, not the work.
+  const onEvent = handlerKind === 'async' ? async () => {} : () => {};
+  // Every delivery is unique, at some 20,000 a second: with the default 7-day retention the store would
+  // reach its bound (100,000 ids) within seconds and refuse claims (503), as it must. A 5 s retention
+  // keeps it at steady state, each claim sweeping about one expired id, as a long-running server does.
+  const store = new MemoryIdempotencyStore({ retentionMs: 5_000, maxEntries: 1_000_000 });
+  options = { webhook: { secret, store, onEvent } };
+}
 
 /** The hand-written check a team would write without verikit: HMAC, compare, parse. */
 function bareVerify(header, body) {
@@ -36,6 +57,12 @@ function bareVerify(header, body) {
   return ok;
 }
 
+/** The bare route's answer: 400, or 204 (once stored, in inbox mode). */
+function bareAnswer(header, body, answer) {
+  if (!bareVerify(header, body)) return answer(400);
+  return bareStore === undefined ? answer(204) : bareStore(header, body).then(() => answer(204));
+}
+
 const ready = (port) => process.send({ port });
 process.on('message', (message) => {
   if (message === 'cpu') {
@@ -49,7 +76,11 @@ if (framework === 'express') {
   const app = express();
   app.use('/verikit', verikitRouter(options));
   app.post('/bare/webhook', express.raw({ type: () => true }), (req, res) =>
-    res.status(bareVerify((name) => req.headers[name], req.body) ? 204 : 400).end(),
+    bareAnswer(
+      (name) => req.headers[name],
+      req.body,
+      (status) => res.status(status).end(),
+    ),
   );
   const server = app.listen(0, '127.0.0.1', () => ready(server.address().port));
 } else if (framework === 'fastify') {
@@ -58,7 +89,13 @@ if (framework === 'express') {
   await app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
-    scope.post('/bare/webhook', async (req, reply) => reply.code(bareVerify((name) => req.headers[name], req.body) ? 204 : 400).send());
+    scope.post('/bare/webhook', async (req, reply) =>
+      bareAnswer(
+        (name) => req.headers[name],
+        req.body,
+        (status) => reply.code(status).send(),
+      ),
+    );
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   ready(app.server.address().port);
@@ -67,7 +104,11 @@ if (framework === 'express') {
   app.route('/verikit', verikitApp(options));
   app.post('/bare/webhook', async (c) => {
     const body = Buffer.from(await c.req.arrayBuffer());
-    return c.body(null, bareVerify((name) => c.req.header(name), body) ? 204 : 400);
+    return bareAnswer(
+      (name) => c.req.header(name),
+      body,
+      (status) => c.body(null, status),
+    );
   });
   serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info) => ready(info.port));
 }

@@ -48,9 +48,9 @@ function pinning() {
   return { serverCore: String(cores - 1), loadCores: cores === 2 ? '0' : `0-${cores - 2}`, allCores: `0-${cores - 1}` };
 }
 
-async function startServer(framework, handlerKind, pin) {
+async function startServer(framework, handlerKind, pin, serverArgs) {
   const script = new URL('./adapter-server.mjs', import.meta.url).pathname;
-  const args = [script, framework, SECRET, handlerKind];
+  const args = [script, framework, SECRET, handlerKind, ...serverArgs];
   const child = pin
     ? spawn('taskset', ['-c', pin.serverCore, process.execPath, ...args], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
     : spawn(process.execPath, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
@@ -100,8 +100,8 @@ async function round(servers, swap, durationSeconds, expectedRate, control) {
   return { verikit, bare, ratio: verikit.rate / bare.rate };
 }
 
-async function benchFramework(framework, handlerKind, { durationSeconds, rounds, warmupSeconds, verbose, pin, control }) {
-  const servers = [await startServer(framework, handlerKind, pin), await startServer(framework, handlerKind, pin)];
+async function benchFramework(framework, handlerKind, { durationSeconds, rounds, warmupSeconds, verbose, pin, control, serverArgs }) {
+  const servers = [await startServer(framework, handlerKind, pin, serverArgs), await startServer(framework, handlerKind, pin, serverArgs)];
   try {
     // Warm both processes on both routes: the first seconds run unoptimised code.
     let expectedRate = 20_000;
@@ -136,6 +136,8 @@ async function benchFramework(framework, handlerKind, { durationSeconds, rounds,
 /**
  * Runs the adapter benchmark for Express, Fastify and Hono, with a sync and an async no-op `onEvent`.
  * `control` loads the bare route in place of verikit's: the method's own spread (a ratio near 1).
+ * Kind `inbox` (with `serverArgs` [database URL, schema]) compares the route storing into a
+ * PostgreSQL inbox with a bare route that inserts on the same pool.
  */
 export async function benchAdapters({
   durationSeconds = 3,
@@ -145,6 +147,7 @@ export async function benchAdapters({
   frameworks = ['express', 'fastify', 'hono'],
   handlerKinds = ['sync', 'async'],
   control = false,
+  serverArgs = [],
 } = {}) {
   const pin = pinning();
   if (pin) execFileSync('taskset', ['-a', '-p', '-c', pin.loadCores, String(process.pid)], { stdio: 'ignore' });
@@ -160,10 +163,20 @@ export async function benchAdapters({
       console.log(
         control
           ? '  control: the bare route in place of verikit (both sides bare)'
-          : `  onEvent: ${handlerKind === 'async' ? 'async () => {}' : '() => {}'}`,
+          : handlerKind === 'inbox'
+            ? '  inbox on PostgreSQL: verikit { inbox } vs bare verify + INSERT ... ON CONFLICT DO NOTHING on the same pool'
+            : `  onEvent: ${handlerKind === 'async' ? 'async () => {}' : '() => {}'}`,
       );
       for (const framework of frameworks) {
-        const r = await benchFramework(framework, handlerKind, { durationSeconds, rounds, warmupSeconds, verbose, pin, control });
+        const r = await benchFramework(framework, handlerKind, {
+          durationSeconds,
+          rounds,
+          warmupSeconds,
+          verbose,
+          pin,
+          control,
+          serverArgs,
+        });
         results[`${framework}/${handlerKind}`] = r;
         console.log(
           `    ${framework.padEnd(8)} ${control ? 'bare   ' : 'verikit'} ${fmt(r.verikit).padStart(6)} req/s (${r.verikitCpu.toFixed(1)} µs CPU/req)   bare ${fmt(r.bare).padStart(6)} req/s (${r.bareCpu.toFixed(1)} µs CPU/req)   ratio ${r.ratio.toFixed(3)} [${Math.min(...r.ratios).toFixed(3)}-${Math.max(...r.ratios).toFixed(3)}]${control ? '' : '  (target >= 0.9)'}`,

@@ -1,5 +1,6 @@
 // Inbox benchmarks on the local PostgreSQL (VERIKIT_TEST_DATABASE_URL, else 127.0.0.1:5432/test):
-// (b) how fast a worker drains no-op events, beside graphile-worker draining as many no-op jobs on
+// (a) the webhook route in inbox mode against the same framework's bare route that verifies by hand
+// and inserts the delivery with INSERT ... ON CONFLICT DO NOTHING on the same pool; (b) how fast a worker drains no-op events, beside graphile-worker draining as many no-op jobs on
 // the same server with the same concurrency; (c) the time from the webhook route's 204 to onEvent's
 // start, at a steady 500 deliveries a second.
 import { createInboxWorker, createWebhookHandler } from '@verikit/core';
@@ -7,6 +8,7 @@ import { createPostgresInbox } from '@verikit/postgres';
 import { signWebhook } from '@verikit/testing';
 import { Logger, makeWorkerUtils, run } from 'graphile-worker';
 import pg from 'pg';
+import { benchAdapters } from './adapters.mjs';
 import { fmt } from './lib.mjs';
 
 const URL = process.env.VERIKIT_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -118,8 +120,21 @@ async function latencyAt(ratePerSecond, seconds) {
   return { p50: pct(50), p99: pct(99), max: delays.at(-1), count: delays.length, seconds };
 }
 
+/** (a): the adapter benchmark's method (both routes loaded at once, swapping processes) on an inbox schema of its own. */
+async function acceptRoute(options) {
+  const schema = `verikit_bench_accept_${Date.now().toString(36)}`;
+  try {
+    return await benchAdapters({ handlerKinds: ['inbox'], serverArgs: [URL, schema], ...options });
+  } finally {
+    const pool = new pg.Pool({ connectionString: URL, max: 1 });
+    await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await pool.end();
+  }
+}
+
 /** Runs the inbox benchmarks and prints their figures. */
-export async function benchInbox({ events = 5_000, concurrency = 8, rounds = 3, rate = 500, seconds = 10 } = {}) {
+export async function benchInbox({ events = 5_000, concurrency = 8, rounds = 5, rate = 500, seconds = 10, accept = {} } = {}) {
+  await acceptRoute(accept);
   console.log(
     `inbox (PostgreSQL at ${new globalThis.URL(URL).host}): worker drain of ${fmt(events)} no-op events, concurrency ${concurrency}, vs graphile-worker, median of ${rounds} alternating rounds:`,
   );

@@ -20,4 +20,9 @@ if (selected('adapters')) {
     ...(quick ? { durationSeconds: 1, rounds: 1, warmupSeconds: 1 } : {}),
   });
 }
-if (selected('inbox')) await benchInbox(quick ? { events: 2_000, rounds: 1, seconds: 4 } : {});
+if (selected('inbox')) {
+  await benchInbox({
+    accept: { verbose, ...(quick ? { durationSeconds: 1, rounds: 1, warmupSeconds: 1 } : {}) },
+    ...(quick ? { events: 2_000, rounds: 1, seconds: 4 } : {}),
+  });
+}
