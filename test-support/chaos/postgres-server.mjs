@@ -26,6 +26,8 @@ if (mode === 'inline') {
   webhook = {
     secret,
     store,
+    // The failures are the point of the run; its figures account for them.
+    logger: false,
     deadlineMs: 2_000,
     leaseMs: 4_000,
     onEvent: async (ctx) => {
@@ -38,7 +40,7 @@ if (mode === 'inline') {
 } else {
   const inbox = createPostgresInbox({ db: pool, schema, onError: () => {} });
   await inbox.migrate();
-  webhook = { secret, inbox };
+  webhook = { secret, inbox, logger: false };
   worker = createInboxWorker({
     inbox,
     concurrency: 8,
@@ -46,6 +48,7 @@ if (mode === 'inline') {
     pollIntervalMs: 200,
     retry: { maxAttempts: 30, baseDelayMs: 20, maxDelayMs: 300 },
     onError: () => {},
+    logger: false,
     onEvent: async (ctx) => {
       await pool.query(`INSERT INTO ${schema}.runs (id) VALUES ($1)`, [ctx.id]);
       if (fail()) throw new Error('integrator failure');

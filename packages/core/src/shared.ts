@@ -82,6 +82,7 @@ export {
   type LeaseOutcome,
   StoreFullError,
 } from './store/store.js';
+export { consoleLogger, describeError, type LogFields, type Logger } from './util/logger.js';
 export type { BodyStream, NodeReadableLike } from './util/read-body.js';
 export { VERSION } from './version.js';
 export { type WebhookFailureReason, WebhookVerificationError } from './webhook/errors.js';

@@ -21,7 +21,7 @@ describe.each(builds)('createWebhookHandler, %s', (_name, build) => {
   const make = (overrides: Partial<InlineWebhookOptions> = {}) => {
     const onEvent = vi.fn<(ctx: WebhookContext) => unknown>(async () => {});
     const store = new MemoryIdempotencyStore();
-    const handle = build.createWebhookHandler({ secret: SECRET, store, onEvent, ...overrides });
+    const handle = build.createWebhookHandler({ secret: SECRET, store, onEvent, logger: false, ...overrides });
     return { handle, onEvent: (overrides.onEvent as typeof onEvent | undefined) ?? onEvent, store };
   };
 

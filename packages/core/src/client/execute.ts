@@ -86,6 +86,10 @@ export class Executor {
       if (retryAfterMs !== undefined && retryAfterMs > this.retry.maxRetryAfterMs) throw failure;
       const delay = useFreeRetry ? 0 : (retryAfterMs ?? backoffDelay(attempt - 1, this.retry));
       if (Date.now() + delay >= deadlineAt) throw failure;
+      options.logger.warn(
+        { method: call.method, path: fullPath, attempt, retryInMs: Math.round(delay), err: failure },
+        'API call failed; retrying',
+      );
       await sleep(delay, call.signal, context);
     }
   }

@@ -1,5 +1,6 @@
 import { ConfigurationError } from '../errors.js';
 import { createKycStatusClassifier, type KycDecision } from '../schemas/kyc.js';
+import { type Logger, resolveLogger } from '../util/logger.js';
 
 /** Which credentials set the client talks to; the hosted link carries it as `Sandbox`/`Production`. */
 export type Environment = 'sandbox' | 'production';
@@ -63,6 +64,11 @@ export interface ClientOptions {
   onRequest?: (event: RequestEvent) => void;
   /** Called after each attempt. Must not throw. */
   onResponse?: (event: ResponseEvent) => void;
+  /**
+   * Where retries are written (default: `console` for warnings; `false`: nowhere): one warning per
+   * failed attempt that is retried, with the method, path, attempt and failure. Never the key or a body.
+   */
+  logger?: Logger | false;
 }
 
 /** Options after defaults and checks. */
@@ -85,6 +91,7 @@ export interface ResolvedOptions {
   classifyKyc: (status: string) => KycDecision;
   onRequest: ((event: RequestEvent) => void) | undefined;
   onResponse: ((event: ResponseEvent) => void) | undefined;
+  logger: Logger;
 }
 
 /** Parses an absolute http(s) URL or throws a ConfigurationError naming `option`. */
@@ -161,6 +168,7 @@ export function resolveOptions(options: ClientOptions, platformAgent: string, ve
     requestIdHeader: (options.requestIdHeader ?? 'x-request-id').toLowerCase(),
     classifyKyc: createKycStatusClassifier(options.kycStatuses),
     onRequest: options.onRequest,
+    logger: resolveLogger(options.logger),
     onResponse: options.onResponse,
   };
 }

@@ -3,6 +3,7 @@ import { backoffDelay } from '../client/retry.js';
 import { ConfigurationError } from '../errors.js';
 import { LeaseLostError, type LeaseOutcome } from '../store/store.js';
 import { keepLeaseWhile } from '../util/keep-lease.js';
+import { describeError, type Logger, resolveLogger } from '../util/logger.js';
 import { DeliveryContext } from '../webhook/context.js';
 import type { WebhookContext } from '../webhook/handler.js';
 import { defaultIdentify, type IdentifyEvent } from '../webhook/identify.js';
@@ -37,8 +38,14 @@ export interface InboxWorkerOptions<Tx = unknown> {
   retry?: { maxAttempts?: number; baseDelayMs?: number; maxDelayMs?: number };
   /** Longest wait for new work when the inbox has no notification to give (default 1 000 ms). */
   pollIntervalMs?: number;
-  /** Told about every failure (default: one line on `console.warn`, never the event body). */
+  /** Told about every failure, with where it happened; also logged. */
   onError?: (error: unknown, context: { id: string | undefined; stage: InboxErrorStage; attempt?: number }) => void;
+  /**
+   * Where failures are written (default: `console` for warnings and errors; `false`: nowhere): a
+   * failed attempt is a warning with the id, attempt and next try, a dead-lettered event an error.
+   * Never the event body.
+   */
+  logger?: Logger | false;
   /** Random source for the backoff jitter, for tests (default `Math.random`). */
   random?: () => number;
 }
@@ -79,8 +86,6 @@ function positiveInteger(option: string, value: number | undefined, fallback: nu
   return value;
 }
 
-const describe = (error: unknown) => (error instanceof Error ? `${error.name}: ${error.message}` : String(error));
-
 /**
  * Drains an inbox: leases due events, runs `onEvent(ctx)` in the transaction that marks each done,
  * retries failures with exponential backoff and full jitter, and dead-letters an event after
@@ -106,10 +111,16 @@ export function createInboxWorker<Tx>(options: InboxWorkerOptions<Tx>): InboxWor
   };
   const pollIntervalMs = positiveInteger('pollIntervalMs', options.pollIntervalMs, 1_000);
   const identify = options.identify ?? defaultIdentify;
-  const report =
-    options.onError ??
-    ((error, { id, stage, attempt }) =>
-      console.warn(`verikit inbox: ${stage} failed${id ? ` for ${id}` : ''}${attempt ? ` (attempt ${attempt})` : ''}: ${describe(error)}`));
+  const logger = resolveLogger(options.logger);
+  const onError = options.onError;
+  /** Every failure but `onEvent`'s own (logged where its retry is decided): logged, then told to `onError`. */
+  const report: NonNullable<InboxWorkerOptions['onError']> = (error, context) => {
+    if (context.stage !== 'event') {
+      const level = error instanceof LeaseLostError ? 'warn' : 'error';
+      logger[level]({ ...context, err: error }, `inbox worker: ${context.stage} failed`);
+    }
+    onError?.(error, context);
+  };
   const workerId = crypto.randomUUID();
   const active = new Set<Promise<void>>();
   const running = new Set<InboxEventContext<Tx>>();
@@ -141,8 +152,15 @@ export function createInboxWorker<Tx>(options: InboxWorkerOptions<Tx>): InboxWor
     } catch (error) {
       report(error, { id: event.id, stage: 'event', attempt: event.attempt });
       const retryInMs = event.attempt >= maxAttempts ? null : backoffDelay(event.attempt - 1, backoff);
+      const fields = { id: event.id, attempt: event.attempt, err: error };
+      if (retryInMs === null)
+        logger.error(
+          { ...fields, maxAttempts },
+          'inbox onEvent failed for the last time; dead-lettered (replay it with worker.replay(id))',
+        );
+      else logger.warn({ ...fields, retryInMs: Math.round(retryInMs) }, 'inbox onEvent failed; it will be retried');
       try {
-        noteStale(await inbox.fail(event, { error: describe(error).slice(0, 2_000), retryInMs }), event, 'fail', 'fail');
+        noteStale(await inbox.fail(event, { error: describeError(error).slice(0, 2_000), retryInMs }), event, 'fail', 'fail');
       } catch (failure) {
         // Unrecorded, the lease simply runs out and the event is leased again: nothing is lost.
         report(failure, { id: event.id, stage: 'fail', attempt: event.attempt });

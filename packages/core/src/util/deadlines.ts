@@ -51,17 +51,25 @@ export class DeadlineSweeper {
     return node;
   }
 
-  /** Settles with how `work` ended, or `timed-out` once the deadline passes first. */
-  race(work: PromiseLike<unknown>): Promise<Outcome> {
+  /**
+   * Settles with how `work` ended, or `timed-out` once the deadline passes first. The error of work
+   * that failed in time goes to `onFailure` (after the deadline, the work is the caller's to watch).
+   */
+  race(work: PromiseLike<unknown>, onFailure: (error: unknown) => void): Promise<Outcome> {
     return new Promise<Outcome>((settle) => {
-      const deadline = this.arm(() => settle('timed-out'));
+      let timedOut = false;
+      const deadline = this.arm(() => {
+        timedOut = true;
+        settle('timed-out');
+      });
       work.then(
         () => {
           deadline.cancel();
           settle('ok');
         },
-        () => {
+        (error: unknown) => {
           deadline.cancel();
+          if (!timedOut) onFailure(error);
           settle('failed');
         },
       );

@@ -7,6 +7,7 @@ import { type ClaimResult, type IdempotencyStore, type Lease, LeaseLostError, ty
 import { DeadlineSweeper, type Outcome } from '../util/deadlines.js';
 import { isPost } from '../util/headers.js';
 import { keepLeaseWhile } from '../util/keep-lease.js';
+import { type Logger, resolveLogger } from '../util/logger.js';
 import { DeliveryContext } from './context.js';
 import { WebhookVerificationError } from './errors.js';
 import { defaultIdentify, type EventSubject, type IdentifyEvent } from './identify.js';
@@ -53,8 +54,17 @@ export interface WebhookHandlerBaseOptions {
   toleranceSeconds?: number;
   /** Clock in ms, for tests (default `Date.now`). */
   now?: () => number;
-  /** Told about failures that do not change the answer (a store that failed to record completion). */
+  /**
+   * Told about every failure, with the delivery id and where it happened: `onEvent` (`event`,
+   * `late-event` after the deadline), the store or inbox (the other stages). Also logged.
+   */
   onError?: (error: unknown, context: { id: string; stage: WebhookErrorStage }) => void;
+  /**
+   * Where failures are written (default: `console` for warnings and errors; `false`: nowhere). A
+   * failing `onEvent` is an error line with the delivery id; refused deliveries are debug lines
+   * with their reason code. Never the secret or the body.
+   */
+  logger?: Logger | false;
 }
 
 /** Inline mode: claim the id in a store, run `onEvent` in the request, answer once it is done. */
@@ -87,7 +97,29 @@ export type WebhookHandlerOptions = InlineWebhookOptions | InboxWebhookOptions;
  * (`claim`), recording an outcome failed or found the lease gone (`complete`, `release`, and their
  * `late-` twins after a 503 for slow work), or keeping a slow handler's lease alive failed (`extend`).
  */
-export type WebhookErrorStage = 'accept' | 'claim' | 'complete' | 'release' | 'extend' | 'late-complete' | 'late-release';
+export type WebhookErrorStage =
+  | 'event'
+  | 'late-event'
+  | 'accept'
+  | 'claim'
+  | 'complete'
+  | 'release'
+  | 'extend'
+  | 'late-complete'
+  | 'late-release';
+
+/** What each stage's failure means for the delivery, as logged. */
+const STAGE_MESSAGES: Record<WebhookErrorStage, string> = {
+  event: 'webhook onEvent failed; answered 500, the sender will retry',
+  'late-event': 'webhook onEvent failed after its deadline (answered 503); the sender will retry',
+  accept: 'webhook inbox could not store the delivery; answered 503, the sender will retry',
+  claim: 'webhook store could not claim the delivery; answered 503, the sender will retry',
+  complete: 'webhook store could not record a handled delivery; a repeat may run onEvent again',
+  release: 'webhook store could not release a failed delivery; a retry waits for its lease to run out',
+  extend: 'webhook store could not extend the lease of a running onEvent',
+  'late-complete': 'webhook store could not record a delivery handled after its deadline; a repeat may run onEvent again',
+  'late-release': 'webhook store could not release a delivery that failed after its deadline',
+};
 
 /** A request as any framework can give it. */
 export interface WebhookRequest {
@@ -148,7 +180,19 @@ export function createHandlerWith(
   const identify = options.identify ?? defaultIdentify;
   const claimOptions = { leaseMs };
   const retryAfter = { 'retry-after': String(Math.ceil(Math.min(leaseMs, 30_000) / 1000)) };
-  const report = options.onError ?? (() => {});
+  const logger = resolveLogger(options.logger);
+  const onError = options.onError;
+  /** Every failure: logged (a lost lease as a warning: the store changed nothing), then told to `onError`. */
+  const report = (error: unknown, context: { id: string; stage: WebhookErrorStage }): void => {
+    const level = error instanceof LeaseLostError ? 'warn' : 'error';
+    logger[level]({ id: context.id, stage: context.stage, err: error }, STAGE_MESSAGES[context.stage]);
+    onError?.(error, context);
+  };
+  /** A refused delivery: a debug line with its reason code (never the body), then the answer. */
+  const refuse = (answer: WebhookResponse, code: string, fields: { id?: string; reason?: string } = {}): WebhookResponse => {
+    logger.debug({ status: answer.status, code, ...fields }, 'webhook delivery refused');
+    return answer;
+  };
   const deadlines = new DeadlineSweeper(deadlineMs);
 
   /** Tells `onError` when an owner's call found the lease no longer theirs (the store changed nothing). */
@@ -185,9 +229,9 @@ export function createHandlerWith(
   return async (request) => {
     const body = request?.body;
     const empty = isEmptyBody(body);
-    if (!empty && exceedsBytes(body as WebhookBody, maxBodyBytes)) return webhookResponses.payloadTooLarge();
-    if (!isPost(request?.method)) return reply(405, 'method_not_allowed', {}, { allow: 'POST' });
-    if (empty) return reply(400, 'empty_body');
+    if (!empty && exceedsBytes(body as WebhookBody, maxBodyBytes)) return refuse(webhookResponses.payloadTooLarge(), 'payload_too_large');
+    if (!isPost(request?.method)) return refuse(reply(405, 'method_not_allowed', {}, { allow: 'POST' }), 'method_not_allowed');
+    if (empty) return refuse(reply(400, 'empty_body'), 'empty_body');
 
     let delivery: VerifiedDelivery;
     let text: string;
@@ -198,14 +242,16 @@ export function createHandlerWith(
       delivery = checked instanceof Promise ? await checked : (checked as VerifiedDelivery);
       text = bodyText(bytes);
     } catch (error) {
-      if (error instanceof WebhookVerificationError) return reply(400, 'invalid_signature', { reason: error.reason });
+      if (error instanceof WebhookVerificationError) {
+        return refuse(reply(400, 'invalid_signature', { reason: error.reason }), 'invalid_signature', { reason: error.reason });
+      }
       throw error;
     }
     let event: unknown;
     try {
       event = JSON.parse(text);
     } catch {
-      return reply(400, 'invalid_json');
+      return refuse(reply(400, 'invalid_json'), 'invalid_json', { id: delivery.id });
     }
 
     if (inbox !== undefined) {
@@ -228,18 +274,20 @@ export function createHandlerWith(
       return reply(503, 'store_unavailable', {}, retryAfter);
     }
     if (claim.status === 'done') return NO_CONTENT;
-    if (claim.status === 'in-progress') return reply(409, 'in_progress', {}, retryAfter);
+    if (claim.status === 'in-progress') return refuse(reply(409, 'in_progress', {}, retryAfter), 'in_progress', { id: delivery.id });
     const { lease } = claim;
 
     const ctx = new DeliveryContext(event, delivery.id, delivery.timestamp, identify, options.client);
     let outcome: Outcome;
     let work: PromiseLike<unknown> | undefined;
+    const failed = (error: unknown) => report(error, { id: lease.id, stage: 'event' });
     try {
       const result = onEvent(ctx);
       // A plain value means the work is already done; only pending work races the deadline.
       if (isThenable(result)) work = result;
-      outcome = work === undefined ? 'ok' : await deadlines.race(work);
-    } catch {
+      outcome = work === undefined ? 'ok' : await deadlines.race(work, failed);
+    } catch (error) {
+      failed(error);
       outcome = 'failed';
     }
     if (outcome === 'ok') {
@@ -257,6 +305,7 @@ export function createHandlerWith(
     }
     // Too slow for the sender: answer now, keep the lease alive, and record what the work turns out to be.
     ctx.expire();
+    logger.warn({ id: lease.id, deadlineMs }, 'webhook onEvent passed its deadline; answered 503, its outcome is recorded when it ends');
     const slow = work as PromiseLike<unknown>;
     // Before the deadline the lease, longer than it, needs nothing; past it, the lease is kept alive.
     keepLeaseWhile(slow, leaseMs / 3, () => store.extend(lease, claimOptions), {
@@ -265,7 +314,10 @@ export function createHandlerWith(
     });
     slow.then(
       () => complete(lease, 'late-complete'),
-      () => release(lease, 'late-release'),
+      (error: unknown) => {
+        report(error, { id: lease.id, stage: 'late-event' });
+        return release(lease, 'late-release');
+      },
     );
     return reply(503, 'handler_timeout', {}, retryAfter);
   };

@@ -1,0 +1,63 @@
+import { ConfigurationError } from '../errors.js';
+
+/** Structured fields of a log line: ids, stages, codes, the error. Never a secret, key or body. */
+export type LogFields = Record<string, unknown>;
+
+/**
+ * Where verikit says what went wrong: pino, `console`, or anything with these four methods. Fields
+ * come first and the message second, as pino takes them (`console` prints both as they are).
+ */
+export interface Logger {
+  /** Expected refusals: a bad signature, a repeat delivery (reason codes only). */
+  debug(fields: LogFields, message: string): void;
+  /** Normal events worth a line (unused by default). */
+  info(fields: LogFields, message: string): void;
+  /** Failures that are retried or recovered: a failing attempt, a client retry, a slow `onEvent`. */
+  warn(fields: LogFields, message: string): void;
+  /** Failures someone must look at: a dead-lettered event, a store or inbox that failed. */
+  error(fields: LogFields, message: string): void;
+}
+
+/** An error as one line: its name, code and message (verikit's messages carry no secret). */
+export function describeError(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const code = (error as { code?: unknown }).code;
+  return `${error.name}${typeof code === 'string' ? ` [${code}]` : ''}: ${error.message}`;
+}
+
+function line(message: string, fields: LogFields): string {
+  const { err, ...rest } = fields;
+  const details = Object.entries(rest)
+    .filter(([, value]) => value !== undefined)
+    .map(([key, value]) => `${key}=${typeof value === 'string' ? value : JSON.stringify(value)}`)
+    .join(' ');
+  return `verikit: ${message}${details ? ` (${details})` : ''}${err === undefined ? '' : `: ${describeError(err)}`}`;
+}
+
+/** The default: warnings and errors as one line each on `console`; debug and info dropped. */
+export const consoleLogger: Logger = {
+  debug() {},
+  info() {},
+  warn: (fields, message) => console.warn(line(message, fields)),
+  error: (fields, message) => console.error(line(message, fields)),
+};
+
+const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+
+/** The `logger` option as given: a {@link Logger}, `false` for silence, or undefined for {@link consoleLogger}. */
+export function resolveLogger(option: Logger | false | undefined): Logger {
+  if (option === undefined) return consoleLogger;
+  if (option === false) return silentLogger;
+  for (const level of ['debug', 'info', 'warn', 'error'] as const) {
+    if (typeof option?.[level] !== 'function') {
+      throw new ConfigurationError('logger', `logger must have debug, info, warn and error methods (pino and console do), or be false`);
+    }
+  }
+  // Called as methods: pino's and console's need their `this`.
+  return {
+    debug: (fields, message) => option.debug(fields, message),
+    info: (fields, message) => option.info(fields, message),
+    warn: (fields, message) => option.warn(fields, message),
+    error: (fields, message) => option.error(fields, message),
+  };
+}
