@@ -3,6 +3,7 @@ import {
   buildVerificationLink,
   ConfigurationError,
   clientFromEnv,
+  clientOptionsFromEnv,
   createClient,
   createKycStatusClassifier,
   isFinal,
@@ -59,6 +60,12 @@ describe('clientFromEnv', () => {
     );
     expect(new URL(client.verificationLink('tok').url).searchParams.get('environment')).toBe('Production');
     await client.close();
+  });
+
+  it('reads VERIKIT_ENVIRONMENT in any case: the hosted page spelling Sandbox is the SDK sandbox', () => {
+    const env = { VERIKIT_API_KEY: 'k', VERIKIT_BASE_URL: 'http://x.test' };
+    expect(clientOptionsFromEnv({ ...env, VERIKIT_ENVIRONMENT: 'Sandbox' }).environment).toBe('sandbox');
+    expect(clientOptionsFromEnv({ ...env, VERIKIT_ENVIRONMENT: 'PRODUCTION' }).environment).toBe('production');
   });
 
   it.each([

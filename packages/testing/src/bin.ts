@@ -36,6 +36,7 @@ const fail = (message: string): never => {
   console.error(`verikit-fake: ${message}`);
   process.exit(2);
 };
+const ms = (value: number) => `${Math.round(value)} ms`;
 const port = Number(args.values.port);
 if (!Number.isInteger(port) || port < 0 || port > 65_535) fail(`--port must be a port number, not ${JSON.stringify(args.values.port)}`);
 try {
@@ -49,15 +50,22 @@ try {
     port,
     host: args.values.host,
     organization: { apiKey: args.values['api-key'], publicKey: args.values['public-key'], webhookSecret: args.values['webhook-secret'] },
-    webhooks: { endpoints: args.values.webhook ?? [] },
+    // One line per request and per delivery attempt: what a developer watching the fake needs to see.
+    onRequest: ({ method, path, status, durationMs }) => console.log(`${method} ${path} -> ${status} (${ms(durationMs)})`),
+    webhooks: {
+      endpoints: args.values.webhook ?? [],
+      onAttempt: ({ messageId, endpoint, attempt, status, error, durationMs }) =>
+        console.log(`webhook ${messageId} attempt ${attempt} -> ${endpoint}: ${status ?? `failed (${error})`} (${ms(durationMs)})`),
+    },
   });
-  console.log(`verikit fake service running
-  VERIKIT_BASE_URL=${fake.baseUrl}
-  VERIKIT_WEB_URL=${fake.webUrl}
-  VERIKIT_API_KEY=${fake.credentials.apiKey}
-  VERIKIT_PUBLIC_KEY=${fake.credentials.publicKey}
-  VERIKIT_WEBHOOK_SECRET=${fake.credentials.webhookSecret}
-  VERIKIT_ENVIRONMENT=sandbox
+  // Lines a shell takes as they are: paste them, then start a README server in the same shell.
+  console.log(`verikit fake service running; paste these into your shell:
+export VERIKIT_BASE_URL=${fake.baseUrl}
+export VERIKIT_WEB_URL=${fake.webUrl}
+export VERIKIT_API_KEY=${fake.credentials.apiKey}
+export VERIKIT_PUBLIC_KEY=${fake.credentials.publicKey}
+export VERIKIT_WEBHOOK_SECRET=${fake.credentials.webhookSecret}
+export VERIKIT_ENVIRONMENT=sandbox
 Webhook endpoints: ${(args.values.webhook ?? []).join(', ') || 'none (pass --webhook URL)'}
 Press Ctrl+C to stop.`);
   const stop = () => {

@@ -256,6 +256,23 @@ describe('webhook delivery', () => {
     });
   });
 
+  it('a settle() that times out lists what the receiver answered each pending delivery', async () => {
+    // A receiver with another secret answers every attempt 400, as a misconfigured app would.
+    const receiver = await startReceiver({ secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' });
+    const slow = await createFakeService({ webhooks: { endpoints: [receiver.url], retrySchedule: [0, 0, 60_000] } });
+    try {
+      await createClient({ ...slow.clientOptions, maxRetries: 0 }).kyb.createCase({ refId: 'settle-1' });
+      slow.kyb.setStatus('settle-1', 'IN_REVIEW');
+      const error = await slow.webhooks.settle(300).catch((e: Error) => e);
+      expect(String(error)).toMatch(
+        /1 webhook deliveries still pending after 300 ms; answers so far:\n {2}msg_\S+ -> http:\/\/\S+: 400, 400$/,
+      );
+    } finally {
+      await slow.close();
+      await receiver.close();
+    }
+  });
+
   it('during a secret rotation both the old and the new secret verify; after it, only the new', async () => {
     const oldSecret = fake.credentials.webhookSecret;
     const newSecret = fake.webhooks.rotateSecret();
@@ -344,6 +361,10 @@ describe('the hosted page over plain HTTP', () => {
     expect((await variant((u) => u.searchParams.delete('authToken'))).status).toBe(401);
     expect((await variant((u) => u.searchParams.set('publicKey', 'pk_other'))).status).toBe(403);
     expect((await variant((u) => u.searchParams.set('environment', 'Production'))).status).toBe(403);
+    // The SDK's own spelling, hand-written into a link: refused as the service would, saying how to spell it.
+    const lowerCase = await variant((u) => u.searchParams.set('environment', 'sandbox'));
+    expect(lowerCase.status).toBe(403);
+    expect(await lowerCase.text()).toContain('the service spells it &#34;Sandbox&#34;');
     const page = await fetch(link);
     expect(page.headers.get('referrer-policy')).toBe('no-referrer');
     expect(await page.text()).toContain('Verify your business');

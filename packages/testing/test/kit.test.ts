@@ -111,8 +111,27 @@ describe('verikit-fake', () => {
       });
       const value = (name: string) => new RegExp(`${name}=(\\S+)`).exec(output)?.[1];
       expect(value('VERIKIT_BASE_URL')).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      // The printed lines work pasted into a shell: each is an export.
+      const exports = output.split('\n').filter((line) => line.startsWith('export VERIKIT_'));
+      expect(exports.map((line) => line.split('=')[0])).toEqual([
+        'export VERIKIT_BASE_URL',
+        'export VERIKIT_WEB_URL',
+        'export VERIKIT_API_KEY',
+        'export VERIKIT_PUBLIC_KEY',
+        'export VERIKIT_WEBHOOK_SECRET',
+        'export VERIKIT_ENVIRONMENT',
+      ]);
+      const { stdout } = await run('sh', ['-c', `${exports.join('\n')}\nprintenv VERIKIT_API_KEY VERIKIT_ENVIRONMENT`]);
+      expect(stdout).toBe(`${value('VERIKIT_API_KEY')}\nsandbox\n`);
       const client = createClient({ apiKey: value('VERIKIT_API_KEY')!, baseUrl: value('VERIKIT_BASE_URL')!, maxRetries: 0 });
+      const logged = new Promise<string>((resolve) =>
+        child.stdout.on('data', (chunk: Buffer) => {
+          if (/POST \/\S*kyb\S* -> 20\d/.test(chunk.toString())) resolve(chunk.toString());
+        }),
+      );
       await expect(client.kyb.createCase({ refId: 'cli' })).resolves.toMatchObject({ kybCase: { refId: 'cli' } });
+      // One line per request, with its status and duration, never the query.
+      expect(await logged).toMatch(/^POST \/\S+ -> 20\d \(\d+ ms\)$/m);
       await client.close();
     } finally {
       child.kill('SIGTERM');

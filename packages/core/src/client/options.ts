@@ -195,9 +195,10 @@ export function clientOptionsFromEnv(env: Record<string, string | undefined>): C
     }
     return value;
   };
-  const environment = read(ENV_VARIABLES.environment, false);
+  // Any case: the hosted page spells it `Sandbox`, the SDK `sandbox`, and both are the same environment.
+  const environment = read(ENV_VARIABLES.environment, false)?.toLowerCase();
   if (environment !== undefined && environment !== 'sandbox' && environment !== 'production') {
-    throw new ConfigurationError(ENV_VARIABLES.environment, `${ENV_VARIABLES.environment} must be "sandbox" or "production"`);
+    throw new ConfigurationError(ENV_VARIABLES.environment, `${ENV_VARIABLES.environment} must be "sandbox" or "production" (any case)`);
   }
   const options: ClientOptions = {
     apiKey: read(ENV_VARIABLES.apiKey, true) as string,

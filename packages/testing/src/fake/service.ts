@@ -42,6 +42,16 @@ export interface FakeServiceOptions {
   signedUrlTtlSeconds?: number;
   /** Builds the webhook payload of a status change (default {@link webhookEventFixture}'s shape). */
   event?: (change: Omit<StatusChange, 'org'>) => unknown;
+  /** Told about every request once answered: method, path (never the query, which can hold a token), status, duration. */
+  onRequest?: (entry: FakeRequestLog) => void;
+}
+
+/** One answered request, as `onRequest` hears it. */
+export interface FakeRequestLog {
+  method: string;
+  path: string;
+  status: number;
+  durationMs: number;
 }
 
 /** A running fake of the verification service. */
@@ -341,8 +351,15 @@ export async function createFakeService(options: FakeServiceOptions = {}): Promi
     const org = state.organizations.find((o) => o.id === claims.org);
     if (!org || params.get('publicKey') !== org.publicKey)
       return sendHtml(res, 403, hostedError('The public key does not match this verification.'));
-    if (params.get('environment') !== environment)
-      return sendHtml(res, 403, hostedError(`This link is for another environment (expected ${environment}).`));
+    const given = params.get('environment') ?? '';
+    if (given !== environment) {
+      // The service spells it `Sandbox`/`Production`; the SDK's `sandbox` is mapped by buildVerificationLink.
+      const fix =
+        given.toLowerCase() === environment.toLowerCase()
+          ? ` The link says "${given}": the service spells it "${environment}" (buildVerificationLink writes it so from the client's "${given.toLowerCase()}").`
+          : '';
+      return sendHtml(res, 403, hostedError(`This link is for another environment (expected ${environment}).${fix}`));
+    }
     const finalKyb = (s: string) => s === 'COMPLETED' || s === 'REJECTED';
     if (isPost) {
       const decision = params.get('decision');
@@ -413,6 +430,18 @@ export async function createFakeService(options: FakeServiceOptions = {}): Promi
 
   const sockets = new Set<Socket>();
   const server = createServer((req, res) => {
+    if (options.onRequest !== undefined) {
+      const onRequest = options.onRequest;
+      const started = performance.now();
+      res.on('finish', () =>
+        onRequest({
+          method: req.method ?? '',
+          path: (req.url ?? '/').split('?')[0] ?? '/',
+          status: res.statusCode,
+          durationMs: performance.now() - started,
+        }),
+      );
+    }
     route(req, res).catch((error: unknown) => {
       if (res.headersSent || res.destroyed) return;
       if (error instanceof HttpError) sendJson(res, error.status, { statusCode: error.status, message: error.message });

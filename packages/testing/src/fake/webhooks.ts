@@ -32,6 +32,8 @@ export interface WebhookDeliveryOptions {
   retryScale?: number;
   /** Per-attempt timeout in ms (default 15 000, as Svix). */
   timeoutMs?: number;
+  /** Told about every delivery attempt as it ends, with its duration. */
+  onAttempt?: (attempt: DeliveryAttempt & { durationMs: number }) => void;
 }
 
 interface Endpoint {
@@ -49,12 +51,14 @@ export class WebhookDispatcher {
   private readonly timers = new Set<ReturnType<typeof setTimeout>>();
   private readonly schedule: readonly number[];
   private readonly timeoutMs: number;
+  private readonly onAttempt: WebhookDeliveryOptions['onAttempt'];
   private closed = false;
 
   constructor(options: WebhookDeliveryOptions = {}) {
     const scale = options.retryScale ?? 1;
     this.schedule = options.retrySchedule ?? SVIX_SCHEDULE_MS.map((ms) => Math.round(ms * scale));
     this.timeoutMs = options.timeoutMs ?? 15_000;
+    this.onAttempt = options.onAttempt;
   }
 
   setSecret(org: string, secret: string): void {
@@ -107,7 +111,11 @@ export class WebhookDispatcher {
     const deadline = Date.now() + timeoutMs;
     while (this.pending.size > 0) {
       const remaining = deadline - Date.now();
-      if (remaining <= 0) throw new Error(`fake service: ${this.pending.size} webhook deliveries still pending after ${timeoutMs} ms`);
+      if (remaining <= 0) {
+        throw new Error(
+          `fake service: ${this.pending.size} webhook deliveries still pending after ${timeoutMs} ms${this.pendingAnswers()}`,
+        );
+      }
       let timer: ReturnType<typeof setTimeout> | undefined;
       await Promise.race([Promise.allSettled([...this.pending]), new Promise((resolve) => (timer = setTimeout(resolve, remaining)))]);
       clearTimeout(timer);
@@ -120,6 +128,18 @@ export class WebhookDispatcher {
     this.timers.clear();
   }
 
+  /** What the receiver answered each pending message so far, so a stuck settle() says why. */
+  private pendingAnswers(): string {
+    const lines = this.messages
+      .filter((message) => message.state === 'pending')
+      .slice(0, 5)
+      .map((message) => {
+        const answers = this.attempts.filter((a) => a.messageId === message.id).map((a) => a.status ?? a.error ?? 'no answer');
+        return `\n  ${message.id} -> ${message.endpoint}: ${answers.length > 0 ? answers.join(', ') : 'not attempted yet'}`;
+      });
+    return lines.length > 0 ? `; answers so far:${lines.join('')}` : '';
+  }
+
   private async deliver(message: WebhookMessage, org: string): Promise<void> {
     for (const [index, delay] of this.schedule.entries()) {
       if (delay > 0) await this.wait(delay);
@@ -129,6 +149,7 @@ export class WebhookDispatcher {
       const signed = signWebhook({ secret: this.secrets.get(org) ?? [], payload: message.payload, id: message.id });
       let status: number | undefined;
       let error: string | undefined;
+      const started = performance.now();
       try {
         const response = await fetch(message.endpoint, {
           method: 'POST',
@@ -142,7 +163,16 @@ export class WebhookDispatcher {
       } catch (cause) {
         error = cause instanceof Error ? cause.message : String(cause);
       }
-      this.attempts.push({ messageId: message.id, endpoint: message.endpoint, attempt: index + 1, status, error, at: new Date() });
+      const attempt: DeliveryAttempt = {
+        messageId: message.id,
+        endpoint: message.endpoint,
+        attempt: index + 1,
+        status,
+        error,
+        at: new Date(),
+      };
+      this.attempts.push(attempt);
+      this.onAttempt?.({ ...attempt, durationMs: performance.now() - started });
       if (status !== undefined && status >= 200 && status < 300) {
         message.state = 'delivered';
         return;
