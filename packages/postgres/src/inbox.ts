@@ -12,7 +12,7 @@ import {
 import { migrateSchema } from './migrate.js';
 import { createNotifier } from './notifier.js';
 import { createPruner } from './pruner.js';
-import { checkout, checkTransactional, inLazyTransaction, isPool, type PooledClient } from './transaction.js';
+import { asError, checkout, checkTransactional, inLazyTransaction, isPool, type PooledClient } from './transaction.js';
 
 /** Options of {@link createPostgresInbox}. */
 export interface PostgresInboxOptions extends PostgresTableOptions {
@@ -115,7 +115,7 @@ SELECT (SELECT count(*) FROM again)::int AS replayed, (SELECT count(*) FROM woke
       try {
         await client.query(`LISTEN "${channel}"`);
       } catch (error) {
-        die(error instanceof Error ? error : new Error(String(error)));
+        die(asError(error));
         throw error;
       }
       return async () => {

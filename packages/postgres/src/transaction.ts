@@ -33,6 +33,9 @@ export function checkTransactional(db: Queryable): void {
   }
 }
 
+/** A thrown value as an Error, for `client.release(error)`, which takes only an Error to mean "destroy it". */
+export const asError = (value: unknown): Error => (value instanceof Error ? value : new Error(String(value)));
+
 /** An open transaction: its queries, and how it ends. */
 interface OpenTransaction {
   tx: Queryable;
@@ -71,7 +74,7 @@ async function beginOnPool(pool: PoolLike): Promise<OpenTransaction> {
   try {
     await client.query('BEGIN');
   } catch (error) {
-    broken = error instanceof Error ? error : new Error(String(error));
+    broken = asError(error);
     release();
     throw error;
   }
@@ -81,7 +84,7 @@ async function beginOnPool(pool: PoolLike): Promise<OpenTransaction> {
       try {
         await client.query('COMMIT');
       } catch (error) {
-        broken = error instanceof Error ? error : new Error(String(error));
+        broken = asError(error);
         throw error;
       } finally {
         release();
@@ -90,7 +93,7 @@ async function beginOnPool(pool: PoolLike): Promise<OpenTransaction> {
     async rollback() {
       await client.query('ROLLBACK').catch((rollback: unknown) => {
         // A connection that cannot even roll back (killed, say) must not go back to the pool.
-        broken = rollback instanceof Error ? rollback : new Error(String(rollback));
+        broken = asError(rollback);
       });
       release();
     },

@@ -3,7 +3,7 @@ import { backoffDelay } from '../client/retry.js';
 import { ConfigurationError } from '../errors.js';
 import { LeaseLostError, type LeaseOutcome } from '../store/store.js';
 import { keepLeaseWhile } from '../util/keep-lease.js';
-import { describeError, type Logger, resolveLogger } from '../util/logger.js';
+import { describeError, failureLevel, type Logger, resolveLogger } from '../util/logger.js';
 import { DeliveryContext } from '../webhook/context.js';
 import type { WebhookContext } from '../webhook/handler.js';
 import { defaultIdentify, type IdentifyEvent } from '../webhook/identify.js';
@@ -116,8 +116,7 @@ export function createInboxWorker<Tx>(options: InboxWorkerOptions<Tx>): InboxWor
   /** Every failure but `onEvent`'s own (logged where its retry is decided): logged, then told to `onError`. */
   const report: NonNullable<InboxWorkerOptions['onError']> = (error, context) => {
     if (context.stage !== 'event') {
-      const level = error instanceof LeaseLostError ? 'warn' : 'error';
-      logger[level]({ ...context, err: error }, `inbox worker: ${context.stage} failed`);
+      logger[failureLevel(error)]({ ...context, err: error }, `inbox worker: ${context.stage} failed`);
     }
     onError?.(error, context);
   };

@@ -1,4 +1,5 @@
 import { ConfigurationError } from '../errors.js';
+import { LeaseLostError } from '../store/store.js';
 
 /** Structured fields of a log line: ids, stages, codes, the error. Never a secret, key or body. */
 export type LogFields = Record<string, unknown>;
@@ -24,6 +25,9 @@ export function describeError(error: unknown): string {
   const code = (error as { code?: unknown }).code;
   return `${error.name}${typeof code === 'string' ? ` [${code}]` : ''}: ${error.message}`;
 }
+
+/** A failure's level: a lost lease is a warning (the store changed nothing; its new owner does the work), anything else an error. */
+export const failureLevel = (error: unknown): 'warn' | 'error' => (error instanceof LeaseLostError ? 'warn' : 'error');
 
 function line(message: string, fields: LogFields): string {
   const { err, ...rest } = fields;

@@ -7,7 +7,7 @@ import { type ClaimResult, type IdempotencyStore, type Lease, LeaseLostError, ty
 import { DeadlineSweeper, type Outcome } from '../util/deadlines.js';
 import { isPost } from '../util/headers.js';
 import { keepLeaseWhile } from '../util/keep-lease.js';
-import { type Logger, resolveLogger } from '../util/logger.js';
+import { failureLevel, type Logger, resolveLogger } from '../util/logger.js';
 import { DeliveryContext } from './context.js';
 import { WebhookVerificationError } from './errors.js';
 import { defaultIdentify, type EventSubject, type IdentifyEvent } from './identify.js';
@@ -184,8 +184,7 @@ export function createHandlerWith(
   const onError = options.onError;
   /** Every failure: logged (a lost lease as a warning: the store changed nothing), then told to `onError`. */
   const report = (error: unknown, context: { id: string; stage: WebhookErrorStage }): void => {
-    const level = error instanceof LeaseLostError ? 'warn' : 'error';
-    logger[level]({ id: context.id, stage: context.stage, err: error }, STAGE_MESSAGES[context.stage]);
+    logger[failureLevel(error)]({ id: context.id, stage: context.stage, err: error }, STAGE_MESSAGES[context.stage]);
     onError?.(error, context);
   };
   /** A refused delivery: a debug line with its reason code (never the body), then the answer. */
