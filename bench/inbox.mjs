@@ -2,7 +2,7 @@
 // (a) the webhook route in inbox mode against the same framework's bare route that verifies by hand
 // and inserts the delivery with INSERT ... ON CONFLICT DO NOTHING on the same pool; (b) how fast a worker drains no-op events, beside graphile-worker draining as many no-op jobs on
 // the same server with the same concurrency; (c) the time from the webhook route's 204 to onEvent's
-// start, at a steady 500 deliveries a second.
+// start on another instance's worker (woken by NOTIFY), at a steady 500 deliveries a second.
 import { createInboxWorker, createWebhookHandler } from '@verikit/core';
 import { createPostgresInbox } from '@verikit/postgres';
 import { signWebhook } from '@verikit/testing';
@@ -83,8 +83,11 @@ async function latencyAt(ratePerSecond, seconds) {
   const handle = createWebhookHandler({ secret: SECRET, inbox });
   const answeredAt = new Map();
   const startedAt = new Map();
+  // The worker drains through an inbox of its own on the same tables, as on another instance: the
+  // route's in-process wake-up cannot reach it, so this measures the NOTIFY path.
+  const elsewhere = createPostgresInbox({ db: pool, schema, pruneIntervalMs: 0 });
   const worker = createInboxWorker({
-    inbox,
+    inbox: elsewhere,
     concurrency: 8,
     pollIntervalMs: 1_000,
     onEvent: (ctx) => startedAt.set(ctx.id, performance.now()),
@@ -111,6 +114,7 @@ async function latencyAt(ratePerSecond, seconds) {
   await Promise.all(sends);
   while (startedAt.size < total) await sleep(20);
   await worker.stop();
+  await elsewhere.close();
   await inbox.close();
   await pool.query(`DROP SCHEMA ${schema} CASCADE`);
   await pool.end();
@@ -151,7 +155,7 @@ export async function benchInbox({ events = 5_000, concurrency = 8, rounds = 5, 
   console.log(`  ratio               ${ratio.toFixed(2)}  (median of per-round ratios; target >= 1.0)`);
   const latency = await latencyAt(rate, seconds);
   console.log(
-    `inbox: 204 -> onEvent start at a steady ${rate} deliveries/s for ${latency.seconds} s (${fmt(latency.count)} deliveries): p50 ${latency.p50.toFixed(1)} ms, p99 ${latency.p99.toFixed(1)} ms, max ${latency.max.toFixed(1)} ms  (target p99 < 100 ms)`,
+    `inbox: 204 -> onEvent start on another instance (NOTIFY) at a steady ${rate} deliveries/s for ${latency.seconds} s (${fmt(latency.count)} deliveries): p50 ${latency.p50.toFixed(1)} ms, p99 ${latency.p99.toFixed(1)} ms, max ${latency.max.toFixed(1)} ms  (target p99 < 100 ms)`,
   );
   return { ratio, latency };
 }
