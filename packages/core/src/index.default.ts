@@ -1,5 +1,5 @@
 import { createClientWithTransport, type VerikitClient } from './client/client.js';
-import { type ClientOptions, clientOptionsFromEnv } from './client/options.js';
+import { type ClientOptions, clientOptionsFromEnv, withVariableNames } from './client/options.js';
 import { createFetchTransport } from './client/transport-fetch.js';
 import type { AdapterInfo, VerikitRoutes, VerikitRoutesOptions } from './routes.js';
 import type { VerifyWebhookInput } from './webhook/api.js';
@@ -30,7 +30,7 @@ export function clientFromEnv(
   overrides: Partial<ClientOptions> = {},
   env: Record<string, string | undefined> = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env ?? {},
 ): VerikitClient {
-  return createClient({ ...clientOptionsFromEnv(env), ...overrides });
+  return withVariableNames(createClient({ ...clientOptionsFromEnv(env), ...overrides }));
 }
 
 /**

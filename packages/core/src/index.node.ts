@@ -1,5 +1,5 @@
 import { createClientWithTransport, type VerikitClient } from './client/client.js';
-import { type ClientOptions, clientOptionsFromEnv } from './client/options.js';
+import { type ClientOptions, clientOptionsFromEnv, withVariableNames } from './client/options.js';
 import { createFetchTransport } from './client/transport-fetch.js';
 import { createUndiciTransport, type UndiciTransportOptions } from './client/transport-undici.js';
 import type { AdapterInfo, VerikitRoutes, VerikitRoutesOptions } from './routes.js';
@@ -40,7 +40,7 @@ export function clientFromEnv(
   overrides: Partial<NodeClientOptions> = {},
   env: Record<string, string | undefined> = process.env,
 ): VerikitClient {
-  return createClient({ ...clientOptionsFromEnv(env), ...overrides });
+  return withVariableNames(createClient({ ...clientOptionsFromEnv(env), ...overrides }));
 }
 
 /**

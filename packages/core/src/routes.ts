@@ -2,6 +2,7 @@ import type { VerikitClient } from './client/client.js';
 import { ConfigurationError } from './errors.js';
 import { createInviteHandler, type InviteHandler, type KybInviteOptions, type KycInviteOptions } from './invite/handler.js';
 import { DeadlineSweeper } from './util/deadlines.js';
+import { type Logger, resolveLogger } from './util/logger.js';
 import { isPost, rawHeader } from './util/headers.js';
 import { type BodyLimits, type BodyStream, readBody } from './util/read-body.js';
 import type {
@@ -34,6 +35,8 @@ export interface VerikitRoutesOptions<Req> {
   webhook?: WebhookRouteOptions;
   /** `POST /invite/kyb` and `POST /invite/kyc`. */
   invite?: { kyb?: KybInviteOptions<Req>; kyc?: KycInviteOptions<Req> };
+  /** Where the routes say what failed (default: warnings and errors on `console`; `false` for silence); `webhook.logger` overrides it for the webhook route. */
+  logger?: Logger | false;
 }
 
 /** Where an adapter finds the raw webhook body. */
@@ -90,19 +93,24 @@ export function createRoutesWith<Req>(
   if (webhook === undefined && invite?.kyb === undefined && invite?.kyc === undefined) {
     throw new ConfigurationError('options', 'give webhook and/or invite options: with neither there is no route to mount');
   }
-  if ((invite?.kyb || invite?.kyc) && client === undefined) throw new ConfigurationError('client', 'invite routes need the client option');
+  if (invite?.kyb || invite?.kyc) {
+    if (client === undefined) throw new ConfigurationError('client', 'invite routes need the client option');
+    // At start, not at the first invite: a client without its link settings could only ever answer 500.
+    client.assertLinksConfigured('the invite routes');
+  }
   const routes: VerikitRoutes<Req> = {};
   if (webhook) {
     const { bodyTimeoutMs, ...handlerOptions } = webhook;
     const timeoutMs = positiveMs('webhook.bodyTimeoutMs', bodyTimeoutMs, DEFAULT_BODY_TIMEOUT_MS);
     routes.webhook = webhookRoute(
-      makeWebhookHandler({ ...handlerOptions, client } as WebhookHandlerOptions),
+      makeWebhookHandler({ logger: options.logger, ...handlerOptions, client } as WebhookHandlerOptions),
       { maxBytes: webhook.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES, timeoutMs, deadlines: new DeadlineSweeper(timeoutMs) },
       adapter.rawBodyFix,
     );
   }
-  if (invite?.kyb) routes.inviteKyb = createInviteHandler(client as VerikitClient, { kind: 'kyb', options: invite.kyb });
-  if (invite?.kyc) routes.inviteKyc = createInviteHandler(client as VerikitClient, { kind: 'kyc', options: invite.kyc });
+  const logger = resolveLogger(options.logger);
+  if (invite?.kyb) routes.inviteKyb = createInviteHandler(client as VerikitClient, { kind: 'kyb', options: invite.kyb }, logger);
+  if (invite?.kyc) routes.inviteKyc = createInviteHandler(client as VerikitClient, { kind: 'kyc', options: invite.kyc }, logger);
   return routes;
 }
 

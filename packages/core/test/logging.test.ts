@@ -5,6 +5,7 @@ import {
   ConfigurationError,
   createClient,
   createInboxWorker,
+  createVerikitRoutes,
   createWebhookHandler,
   type InboxEngine,
   type LogFields,
@@ -220,5 +221,45 @@ describe('client logging', () => {
     expect(String(warnings[0]?.fields.path)).toContain('biz-1');
     expect(printed(lines)).not.toContain(API_KEY);
     await client.close();
+  });
+});
+
+describe('invite route logging', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startServer();
+  });
+  afterAll(() => server.close());
+
+  it('a refused API key is an error line with the kind, refId and code; the answer stays short and the key unprinted', async () => {
+    const { logger, lines } = recordingLogger();
+    server.handle(json(401, { error: 'invalid api key' }));
+    const client = createClient({ apiKey: API_KEY, baseUrl: server.url, webUrl: 'https://w.test', publicKey: 'pk_1', logger: false });
+    const routes = createVerikitRoutes<null>({ client, logger, invite: { kyb: { resolveBusiness: () => ({ refId: 'biz-9' }) } } });
+    const response = await routes.inviteKyb?.({ method: 'POST', headers: {}, request: null });
+    expect(response?.status).toBe(502);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ level: 'error', message: 'invite failed', fields: { kind: 'kyb', refId: 'biz-9', status: 502 } });
+    expect(lines[0]?.fields.code).toBe('verification_misconfigured');
+    expect(lines[0]?.fields.err).toBeInstanceOf(Error);
+    expect(printed(lines)).not.toContain(API_KEY);
+    await client.close();
+  });
+
+  it('the route-level logger is the webhook handler default', async () => {
+    const { logger, lines } = recordingLogger();
+    const routes = createVerikitRoutes({
+      logger,
+      webhook: {
+        secret: SECRET,
+        store: new MemoryIdempotencyStore(),
+        onEvent: () => {
+          throw new Error('boom');
+        },
+      },
+    });
+    const response = await routes.webhook?.handle({ method: 'POST', headers: svixHeaders(BODY, { id: 'msg_route' }), body: BODY });
+    expect(response?.status).toBe(500);
+    expect(lines.map((l) => [l.level, l.fields.id])).toEqual([['error', 'msg_route']]);
   });
 });

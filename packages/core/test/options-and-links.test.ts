@@ -5,8 +5,10 @@ import {
   clientFromEnv,
   clientOptionsFromEnv,
   createClient,
+  createVerikitRoutes,
   createKycStatusClassifier,
   isFinal,
+  MemoryIdempotencyStore,
   readTokenExpiry,
 } from '../src/index.node.js';
 import { fakeJwt } from './helpers/fixtures.js';
@@ -85,6 +87,41 @@ describe('clientFromEnv', () => {
     } catch (error) {
       expect((error as ConfigurationError).option).toBe(variable);
     }
+  });
+});
+
+describe('a feature that needs the link settings fails at start, naming what to set', () => {
+  const env = { VERIKIT_API_KEY: 'k', VERIKIT_BASE_URL: 'http://127.0.0.1:9' };
+  const invite = { kyb: { resolveBusiness: () => ({ refId: 'b' }) } };
+
+  it.each([
+    [env, 'VERIKIT_WEB_URL'],
+    [{ ...env, VERIKIT_WEB_URL: 'https://w.test' }, 'VERIKIT_PUBLIC_KEY'],
+  ])('invite routes over clientFromEnv(%j) -> ConfigurationError on %s', async (vars, variable) => {
+    const client = clientFromEnv({}, vars);
+    let caught: unknown;
+    try {
+      createVerikitRoutes({ client, invite });
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(ConfigurationError);
+    expect((caught as ConfigurationError).option).toBe(variable);
+    expect((caught as Error).message).toBe(`the invite routes: hosted links need ${variable}, which is not set`);
+    expect(() => client.verificationLink('t')).toThrow(`${variable}, which is not set`);
+    await client.close();
+  });
+
+  it('invite routes over createClient without publicKey name the client option', async () => {
+    const client = createClient({ ...ok, webUrl: 'https://w.test' });
+    expect(() => createVerikitRoutes({ client, invite })).toThrow('the invite routes: hosted links need the client option publicKey');
+    await client.close();
+  });
+
+  it('a webhook-only route set needs no link settings', async () => {
+    const client = clientFromEnv({}, env);
+    expect(createVerikitRoutes({ client, webhook: { secret: `whsec_${btoa('k'.repeat(24))}`, store: new MemoryIdempotencyStore(), onEvent: () => {} } }).webhook).toBeDefined();
+    await client.close();
   });
 });
 

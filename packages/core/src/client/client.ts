@@ -91,6 +91,8 @@ export interface VerikitClient {
   readonly kyc: KycApi;
   /** The hosted link for a KYB or KYC token, from the client's `webUrl`, `publicKey` and `environment`. */
   verificationLink(token: string): VerificationLink;
+  /** Throws a ConfigurationError naming the first setting hosted links lack (`webUrl`, `publicKey`); `feature` says what needs them. */
+  assertLinksConfigured(feature: string): void;
   /** Closes the client's connection pool (not a dispatcher you passed in). */
   close(): Promise<void>;
 }
@@ -210,20 +212,25 @@ export function createClientWithTransport(options: ClientOptions, transport: Tra
     classify: resolved.classifyKyc,
   };
 
+  const assertLinksConfigured = (feature: string): void => {
+    if (resolved.webUrl === undefined) throw new ConfigurationError('webUrl', `${feature}: hosted links need the client option webUrl`);
+    if (resolved.publicKey === undefined) throw new ConfigurationError('publicKey', `${feature}: hosted links need the client option publicKey`);
+  };
+
   return {
     kyb,
     kyc,
     verificationLink(token) {
-      if (resolved.webUrl === undefined) throw new ConfigurationError('webUrl', 'verificationLink needs the client option webUrl');
-      if (resolved.publicKey === undefined) throw new ConfigurationError('publicKey', 'verificationLink needs the client option publicKey');
+      assertLinksConfigured('verificationLink');
       const url = buildVerificationLink({
-        webUrl: resolved.webUrl,
+        webUrl: resolved.webUrl as string,
         token,
-        publicKey: resolved.publicKey,
+        publicKey: resolved.publicKey as string,
         environment: resolved.environment,
       });
       return { url, expiresAt: readTokenExpiry(token) };
     },
+    assertLinksConfigured,
     close: () => transport.close(),
   };
 }

@@ -1,6 +1,7 @@
 import { ConfigurationError } from '../errors.js';
 import { createKycStatusClassifier, type KycDecision } from '../schemas/kyc.js';
 import { type Logger, resolveLogger } from '../util/logger.js';
+import type { VerikitClient } from './client.js';
 
 /** Which credentials set the client talks to; the hosted link carries it as `Sandbox`/`Production`. */
 export type Environment = 'sandbox' | 'production';
@@ -208,12 +209,31 @@ export function clientOptionsFromEnv(env: Record<string, string | undefined>): C
     environment: environment as Environment | undefined,
   };
   // Checked here so the error names the variable to fix rather than the option it feeds.
+  namingVariables(() => resolveOptions(options, '', ''));
+  return options;
+}
+
+/** Runs `work`, turning a ConfigurationError about a client option into one that names its `VERIKIT_*` variable. */
+function namingVariables<T>(work: () => T): T {
   try {
-    resolveOptions(options, '', '');
+    return work();
   } catch (error) {
     const variable = error instanceof ConfigurationError ? ENV_VARIABLES[error.option as keyof typeof ENV_VARIABLES] : undefined;
     if (variable === undefined) throw error;
-    throw new ConfigurationError(variable, (error as Error).message.replace((error as ConfigurationError).option, variable));
+    const { option, message } = error as ConfigurationError;
+    const unset = `the client option ${option}`;
+    throw new ConfigurationError(
+      variable,
+      message.includes(unset) ? message.replace(unset, `${variable}, which is not set`) : message.replace(option, variable),
+    );
   }
-  return options;
+}
+
+/** A client built from `VERIKIT_*` variables: its configuration errors name the variable to set, not the option. */
+export function withVariableNames(client: VerikitClient): VerikitClient {
+  return {
+    ...client,
+    verificationLink: (token) => namingVariables(() => client.verificationLink(token)),
+    assertLinksConfigured: (feature) => namingVariables(() => client.assertLinksConfigured(feature)),
+  };
 }

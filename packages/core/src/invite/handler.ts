@@ -2,6 +2,7 @@ import type { CreateKybCaseInput, CreateKycSessionInput, VerikitClient } from '.
 import { AbortedError, ApiError, AuthenticationError, ConnectionError, RateLimitError, TimeoutError } from '../client/errors.js';
 import { ConfigurationError } from '../errors.js';
 import { type HeaderSource, isPost, rawHeader } from '../util/headers.js';
+import { consoleLogger, type Logger } from '../util/logger.js';
 
 /** The signed-in business an invite is for: your refId, and optionally the flow and country. */
 export type KybParty = CreateKybCaseInput;
@@ -93,6 +94,7 @@ function upstreamFailure(error: unknown): InviteResponse {
 export function createInviteHandler<Req>(
   client: VerikitClient,
   invite: { kind: 'kyb'; options: KybInviteOptions<Req> } | { kind: 'kyc'; options: KycInviteOptions<Req> },
+  logger: Logger = consoleLogger,
 ): InviteHandler<Req> {
   const resolve = invite.kind === 'kyb' ? invite.options?.resolveBusiness : invite.options?.resolveUser;
   if (typeof resolve !== 'function') {
@@ -106,12 +108,12 @@ export function createInviteHandler<Req>(
     let party: KybParty | KycParty | null;
     try {
       party = await resolve(request);
-    } catch {
-      return reply(500, { error: 'resolve_failed', message: 'Could not tell who is signed in.' });
+    } catch (error) {
+      return failed(reply(500, { error: 'resolve_failed', message: 'Could not tell who is signed in.' }), error);
     }
     if (party === null || party === undefined) return reply(401, { error: 'unauthorized', message: 'Sign in to start a verification.' });
     if (typeof party !== 'object' || typeof party.refId !== 'string' || party.refId === '') {
-      return reply(500, { error: 'invalid_party', message: 'The signed-in party has no refId.' });
+      return failed(reply(500, { error: 'invalid_party', message: 'The signed-in party has no refId.' }), undefined);
     }
     let token: string;
     try {
@@ -120,18 +122,26 @@ export function createInviteHandler<Req>(
           ? (await client.kyb.createCase(party as KybParty)).token
           : (await client.kyc.createSession(party as KycParty)).token;
     } catch (error) {
-      return upstreamFailure(error);
+      return failed(upstreamFailure(error), error, party.refId);
     }
     let link: { url: string; expiresAt: Date | null };
     try {
       link = client.verificationLink(token);
     } catch (error) {
-      return upstreamFailure(error);
+      return failed(upstreamFailure(error), error, party.refId);
     }
     if (wantsRedirect(headers)) return { status: 303, headers: { location: link.url, ...PRIVATE }, body: '' };
     return reply(200, { url: link.url, expiresAt: link.expiresAt?.toISOString() ?? null });
   };
+  // The sender sees a short code; the log gets the cause (a busy service is a warning: the user can retry).
+  const failed = (response: InviteResponse, error: unknown, refId?: string): InviteResponse => {
+    const code = (JSON.parse(response.body) as { error: string }).error;
+    logger[response.status === 503 ? 'warn' : 'error']({ kind: invite.kind, refId, status: response.status, code, err: error }, 'invite failed');
+    return response;
+  };
   // Whatever goes wrong, the answer stays private: no cache, no referrer, never the framework's error page.
   return (request) =>
-    answer(request).catch(() => reply(500, { error: 'invite_failed', message: 'The verification could not be started.' }));
+    answer(request).catch((error: unknown) =>
+      failed(reply(500, { error: 'invite_failed', message: 'The verification could not be started.' }), error),
+    );
 }
