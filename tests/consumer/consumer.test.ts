@@ -116,11 +116,12 @@ void signWebhook({ secret: 'whsec_plJ3nmyCDGBKInavdOK15jsl', payload: {} }).head
     for (const output of [esm.stdout, cjs.stdout]) expect(output.trim().split('\n')).toEqual(names.map((n) => `${n} true`));
   });
 
-  it('the fake service runs from the installed package', async () => {
+  it('the fake service runs from the installed package, with tracing off where @opentelemetry/api is not installed', async () => {
     const script = `const { createFakeService } = require('@verikit/testing'); const { createClient } = require('@verikit/core');
+let otel = 'absent'; try { require.resolve('@opentelemetry/api'); otel = 'installed'; } catch {}
 (async () => { const fake = await createFakeService(); const c = createClient({ apiKey: fake.credentials.apiKey, baseUrl: fake.baseUrl });
-const r = await c.kyb.createCase({ refId: 'consumer' }); console.log(r.kybCase.status); await c.close(); await fake.close(); })();`;
+const r = await c.kyb.createCase({ refId: 'consumer' }); await c.kyb.getCase('consumer'); console.log(otel, r.kybCase.status); await c.close(); await fake.close(); })();`;
     const { stdout } = await run(process.execPath, ['-e', script], { cwd: dir });
-    expect(stdout.trim()).toBe('NOT_STARTED');
+    expect(stdout.trim()).toBe('absent NOT_STARTED');
   });
 });

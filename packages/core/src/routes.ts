@@ -2,8 +2,8 @@ import type { VerikitClient } from './client/client.js';
 import { ConfigurationError } from './errors.js';
 import { createInviteHandler, type InviteHandler, type KybInviteOptions, type KycInviteOptions } from './invite/handler.js';
 import { DeadlineSweeper } from './util/deadlines.js';
-import { type Logger, resolveLogger } from './util/logger.js';
 import { isPost, rawHeader } from './util/headers.js';
+import { type Logger, resolveLogger } from './util/logger.js';
 import { type BodyLimits, type BodyStream, readBody } from './util/read-body.js';
 import type {
   InboxWebhookOptions,

@@ -82,6 +82,7 @@ export {
   type LeaseOutcome,
   StoreFullError,
 } from './store/store.js';
+export type { OpenTelemetryApi, TelemetryOption } from './telemetry/tracing.js';
 export { consoleLogger, describeError, type LogFields, type Logger } from './util/logger.js';
 export type { BodyStream, NodeReadableLike } from './util/read-body.js';
 export { VERSION } from './version.js';

@@ -5,8 +5,8 @@ import {
   clientFromEnv,
   clientOptionsFromEnv,
   createClient,
-  createVerikitRoutes,
   createKycStatusClassifier,
+  createVerikitRoutes,
   isFinal,
   MemoryIdempotencyStore,
   readTokenExpiry,
@@ -120,7 +120,12 @@ describe('a feature that needs the link settings fails at start, naming what to 
 
   it('a webhook-only route set needs no link settings', async () => {
     const client = clientFromEnv({}, env);
-    expect(createVerikitRoutes({ client, webhook: { secret: `whsec_${btoa('k'.repeat(24))}`, store: new MemoryIdempotencyStore(), onEvent: () => {} } }).webhook).toBeDefined();
+    expect(
+      createVerikitRoutes({
+        client,
+        webhook: { secret: `whsec_${btoa('k'.repeat(24))}`, store: new MemoryIdempotencyStore(), onEvent: () => {} },
+      }).webhook,
+    ).toBeDefined();
     await client.close();
   });
 });

@@ -130,7 +130,9 @@ export function createClientWithTransport(options: ClientOptions, transport: Tra
 
   const getDocumentUrl = async (file: DocumentRef, o?: CallOptions): Promise<SignedDocumentUrl> => {
     const path = resolveApiPath(file?.url, resolved.origin, resolved.basePath);
-    return urls.get(path, () => executor.run({ method: 'GET', path, schema: signedDocumentUrlSchema, signal: signal(o) }));
+    return urls.get(path, () =>
+      executor.run({ method: 'GET', path, route: '{document.url}', schema: signedDocumentUrlSchema, signal: signal(o) }),
+    );
   };
 
   const kyb: KybApi = {
@@ -139,6 +141,7 @@ export function createClientWithTransport(options: ClientOptions, transport: Tra
       return executor.run({
         method: 'POST',
         path: '/kyb/case',
+        route: '/kyb/case',
         body: withoutUndefined({ refId: body.refId, flow: body.flow, country: body.country, country_state: body.countryState }),
         schema: kybCreateCaseResponseSchema,
         signal: signal(o),
@@ -148,6 +151,7 @@ export function createClientWithTransport(options: ClientOptions, transport: Tra
       return executor.run({
         method: 'GET',
         path: `/kyb/case/${encodeSegment('refId', refId)}/details`,
+        route: '/kyb/case/{refId}/details',
         schema: kybCaseDetailsSchema,
         signal: signal(o),
       });
@@ -173,10 +177,16 @@ export function createClientWithTransport(options: ClientOptions, transport: Tra
       }
     },
     async listFlows(o) {
-      return executor.run({ method: 'GET', path: '/kyb/flows', schema: kybFlowsResponseSchema, signal: signal(o) });
+      return executor.run({ method: 'GET', path: '/kyb/flows', route: '/kyb/flows', schema: kybFlowsResponseSchema, signal: signal(o) });
     },
     async defaultFlows(o) {
-      return executor.run({ method: 'GET', path: '/kyb/flows/default', schema: kybFlowsResponseSchema, signal: signal(o) });
+      return executor.run({
+        method: 'GET',
+        path: '/kyb/flows/default',
+        route: '/kyb/flows/default',
+        schema: kybFlowsResponseSchema,
+        signal: signal(o),
+      });
     },
   };
 
@@ -187,6 +197,7 @@ export function createClientWithTransport(options: ClientOptions, transport: Tra
       const created = await executor.run({
         method: 'POST',
         path,
+        route: path,
         body: withoutUndefined({ refId: body.refId, flowId: body.flowId }),
         schema: kycCreateSessionResponseSchema,
         signal: signal(o),
@@ -205,6 +216,7 @@ export function createClientWithTransport(options: ClientOptions, transport: Tra
       return executor.run({
         method: 'GET',
         path: `/v2/users/${encodeSegment('refId', refId)}`,
+        route: '/v2/users/{refId}',
         schema: kycResultSchema,
         signal: signal(o),
       });
@@ -214,7 +226,8 @@ export function createClientWithTransport(options: ClientOptions, transport: Tra
 
   const assertLinksConfigured = (feature: string): void => {
     if (resolved.webUrl === undefined) throw new ConfigurationError('webUrl', `${feature}: hosted links need the client option webUrl`);
-    if (resolved.publicKey === undefined) throw new ConfigurationError('publicKey', `${feature}: hosted links need the client option publicKey`);
+    if (resolved.publicKey === undefined)
+      throw new ConfigurationError('publicKey', `${feature}: hosted links need the client option publicKey`);
   };
 
   return {

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { errorReason } from '../util/logger.js';
 import { safeResponseBody } from '../util/redact.js';
 import {
   AbortedError,
@@ -25,9 +26,18 @@ export interface Call<T> {
   method: 'GET' | 'POST';
   /** Path below the base URL, already encoded. */
   path: string;
+  /** The path's template, for traces (`/kyb/case/{refId}/details`): never the refId itself. */
+  route: string;
   body?: Record<string, unknown>;
   schema: z.ZodType<T>;
   signal?: AbortSignal | undefined;
+}
+
+/** What a call's span reports of its last attempt. */
+interface LastAttempt {
+  attempts: number;
+  status: number | undefined;
+  requestId: string | undefined;
 }
 
 /** Per-call overrides every endpoint method accepts. */
@@ -40,6 +50,7 @@ export interface CallOptions {
 export class Executor {
   private readonly retry: RetryPolicy;
   private readonly baseHeaders: Record<string, string>;
+  private readonly serverAddress: string;
 
   constructor(
     private readonly options: ResolvedOptions,
@@ -53,11 +64,33 @@ export class Executor {
       maxRetryAfterMs: options.maxRetryAfterMs,
       random,
     };
+    this.serverAddress = new URL(options.origin).hostname;
     this.baseHeaders = { 'x-api-key': options.apiKey, 'user-agent': options.userAgent, accept: 'application/json' };
   }
 
-  /** Performs the call and returns its validated body. */
-  async run<T>(call: Call<T>): Promise<T> {
+  /** Performs the call (in a span, when tracing is on) and returns its validated body. */
+  run<T>(call: Call<T>): Promise<T> {
+    return this.options.tracing.span(`verikit ${call.method} ${call.route}`, 'client', undefined, async (span) => {
+      const last: LastAttempt = { attempts: 0, status: undefined, requestId: undefined };
+      try {
+        return await this.attempts(call, last);
+      } catch (error) {
+        span.set({ 'error.type': errorReason(error) });
+        throw error;
+      } finally {
+        span.set({
+          'http.request.method': call.method,
+          'url.template': call.route,
+          'server.address': this.serverAddress,
+          'http.response.status_code': last.status,
+          'verikit.attempts': last.attempts,
+          'verikit.request_id': last.requestId,
+        });
+      }
+    });
+  }
+
+  private async attempts<T>(call: Call<T>, last: LastAttempt): Promise<T> {
     const { options } = this;
     const fullPath = options.basePath + call.path;
     const headers = call.body === undefined ? this.baseHeaders : { ...this.baseHeaders, 'content-type': 'application/json' };
@@ -66,12 +99,15 @@ export class Executor {
     let freeResetRetry = call.method === 'GET';
     for (let attempt = 1; ; attempt++) {
       const context: RequestContext = { method: call.method, path: fullPath, attempts: attempt };
+      last.attempts = attempt;
       const remaining = deadlineAt - Date.now();
       if (remaining <= 0) throw new TimeoutError('deadline', options.deadlineMs, context);
       if (call.signal?.aborted) throw new AbortedError(context, call.signal.reason);
       const result = await this.exchange(call, context, { headers, body, remaining });
       if ('response' in result) {
         const { response, requestId } = result;
+        last.status = response.status;
+        last.requestId = requestId;
         if (response.status >= 200 && response.status < 300)
           return this.parse(call.schema, response.status, response.text, { ...context, requestId });
       }

@@ -1,5 +1,6 @@
 import { ConfigurationError } from '../errors.js';
 import { createKycStatusClassifier, type KycDecision } from '../schemas/kyc.js';
+import { resolveTracing, type TelemetryOption, TRACER_SCOPE, type Tracing } from '../telemetry/tracing.js';
 import { type Logger, resolveLogger } from '../util/logger.js';
 import type { VerikitClient } from './client.js';
 
@@ -70,6 +71,12 @@ export interface ClientOptions {
    * failed attempt that is retried, with the method, path, attempt and failure. Never the key or a body.
    */
   logger?: Logger | false;
+  /**
+   * OpenTelemetry: a span per call (method, route template, status, attempts, request id; never
+   * the key or a body). Found by itself when `@opentelemetry/api` is installed; pass the API where
+   * it cannot be imported (a bundle), or `false` for none.
+   */
+  telemetry?: TelemetryOption;
 }
 
 /** Options after defaults and checks. */
@@ -93,6 +100,7 @@ export interface ResolvedOptions {
   onRequest: ((event: RequestEvent) => void) | undefined;
   onResponse: ((event: ResponseEvent) => void) | undefined;
   logger: Logger;
+  tracing: Tracing;
 }
 
 /** Parses an absolute http(s) URL or throws a ConfigurationError naming `option`. */
@@ -170,6 +178,7 @@ export function resolveOptions(options: ClientOptions, platformAgent: string, ve
     classifyKyc: createKycStatusClassifier(options.kycStatuses),
     onRequest: options.onRequest,
     logger: resolveLogger(options.logger),
+    tracing: resolveTracing(options.telemetry, TRACER_SCOPE, version),
     onResponse: options.onResponse,
   };
 }

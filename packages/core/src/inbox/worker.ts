@@ -2,8 +2,10 @@ import type { VerikitClient } from '../client/client.js';
 import { backoffDelay } from '../client/retry.js';
 import { ConfigurationError } from '../errors.js';
 import { LeaseLostError, type LeaseOutcome } from '../store/store.js';
+import { resolveTracing, type SpanRecorder, type TelemetryOption, TRACER_SCOPE } from '../telemetry/tracing.js';
 import { keepLeaseWhile } from '../util/keep-lease.js';
-import { describeError, failureLevel, type Logger, resolveLogger } from '../util/logger.js';
+import { describeError, errorReason, failureLevel, type Logger, resolveLogger } from '../util/logger.js';
+import { VERSION } from '../version.js';
 import { DeliveryContext } from '../webhook/context.js';
 import type { WebhookContext } from '../webhook/handler.js';
 import { defaultIdentify, type IdentifyEvent } from '../webhook/identify.js';
@@ -46,6 +48,12 @@ export interface InboxWorkerOptions<Tx = unknown> {
    * Never the event body.
    */
   logger?: Logger | false;
+  /**
+   * OpenTelemetry: a span per run of an event (svix id, attempt, outcome, reason). The inbox keeps
+   * no headers, so each run starts its own trace. Found by itself when `@opentelemetry/api` is
+   * installed; pass the API where it cannot be imported, or `false` for none.
+   */
+  telemetry?: TelemetryOption;
   /** Random source for the backoff jitter, for tests (default `Math.random`). */
   random?: () => number;
 }
@@ -131,7 +139,9 @@ export function createInboxWorker<Tx>(options: InboxWorkerOptions<Tx>): InboxWor
     if (outcome === 'stale') report(new LeaseLostError(event.id, action), { id: event.id, stage, attempt: event.attempt });
   };
 
-  const run = async (event: InboxEvent): Promise<void> => {
+  const tracing = resolveTracing(options.telemetry, TRACER_SCOPE, VERSION);
+  const runInSpan = async (event: InboxEvent, span: SpanRecorder): Promise<void> => {
+    span.set({ 'verikit.webhook.id': event.id, 'verikit.attempt': event.attempt });
     try {
       const completion = inbox.complete(event, async (tx) => {
         const ctx = new InboxEventContext(JSON.parse(event.body), event, identify, options.client, tx);
@@ -147,10 +157,14 @@ export function createInboxWorker<Tx>(options: InboxWorkerOptions<Tx>): InboxWor
         stale: () => noteStale('stale', event, 'extend', 'extend'),
         error: (error) => report(error, { id: event.id, stage: 'extend', attempt: event.attempt }),
       });
-      noteStale(await completion, event, 'complete', 'complete');
+      const outcome = await completion;
+      noteStale(outcome, event, 'complete', 'complete');
+      span.set({ 'verikit.outcome': outcome === 'stale' ? 'lease_lost' : 'done' });
     } catch (error) {
       report(error, { id: event.id, stage: 'event', attempt: event.attempt });
       const retryInMs = event.attempt >= maxAttempts ? null : backoffDelay(event.attempt - 1, backoff);
+      span.set({ 'verikit.outcome': retryInMs === null ? 'dead_lettered' : 'retry', 'verikit.reason': errorReason(error) });
+      span.fail(error);
       const fields = { id: event.id, attempt: event.attempt, err: error };
       if (retryInMs === null)
         logger.error(
@@ -166,6 +180,9 @@ export function createInboxWorker<Tx>(options: InboxWorkerOptions<Tx>): InboxWor
       }
     }
   };
+
+  const run = (event: InboxEvent): Promise<void> =>
+    tracing.span('verikit inbox event', 'consumer', undefined, (span) => runInSpan(event, span));
 
   const drain = async (signal: AbortSignal): Promise<void> => {
     while (!signal.aborted) {

@@ -136,7 +136,10 @@ export function createInviteHandler<Req>(
   // The sender sees a short code; the log gets the cause (a busy service is a warning: the user can retry).
   const failed = (response: InviteResponse, error: unknown, refId?: string): InviteResponse => {
     const code = (JSON.parse(response.body) as { error: string }).error;
-    logger[response.status === 503 ? 'warn' : 'error']({ kind: invite.kind, refId, status: response.status, code, err: error }, 'invite failed');
+    logger[response.status === 503 ? 'warn' : 'error'](
+      { kind: invite.kind, refId, status: response.status, code, err: error },
+      'invite failed',
+    );
     return response;
   };
   // Whatever goes wrong, the answer stays private: no cache, no referrer, never the framework's error page.

@@ -26,6 +26,13 @@ export function describeError(error: unknown): string {
   return `${error.name}${typeof code === 'string' ? ` [${code}]` : ''}: ${error.message}`;
 }
 
+/** A short reason for an error: its stable `code` when it has one, else its class name. */
+export function errorReason(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string') return code;
+  return error instanceof Error ? error.name : typeof error;
+}
+
 /** A failure's level: a lost lease is a warning (the store changed nothing; its new owner does the work), anything else an error. */
 export const failureLevel = (error: unknown): 'warn' | 'error' => (error instanceof LeaseLostError ? 'warn' : 'error');
 

@@ -4,10 +4,12 @@ import type { Inbox } from '../inbox/inbox.js';
 import type { KybCaseDetails } from '../schemas/kyb.js';
 import type { KycResult } from '../schemas/kyc.js';
 import { type ClaimResult, type IdempotencyStore, type Lease, LeaseLostError, type LeaseOutcome } from '../store/store.js';
+import { resolveTracing, type SpanAttributes, type SpanRecorder, type TelemetryOption, TRACER_SCOPE } from '../telemetry/tracing.js';
 import { DeadlineSweeper, type Outcome } from '../util/deadlines.js';
 import { isPost } from '../util/headers.js';
 import { keepLeaseWhile } from '../util/keep-lease.js';
 import { failureLevel, type Logger, resolveLogger } from '../util/logger.js';
+import { VERSION } from '../version.js';
 import { DeliveryContext } from './context.js';
 import { WebhookVerificationError } from './errors.js';
 import { defaultIdentify, type EventSubject, type IdentifyEvent } from './identify.js';
@@ -65,6 +67,12 @@ export interface WebhookHandlerBaseOptions {
    * with their reason code. Never the secret or the body.
    */
   logger?: Logger | false;
+  /**
+   * OpenTelemetry: a span per delivery (svix id, outcome, reason), the child of its `traceparent`
+   * header when there is one. Found by itself when `@opentelemetry/api` is installed; pass the API
+   * where it cannot be imported (a bundle), or `false` for none.
+   */
+  telemetry?: TelemetryOption;
 }
 
 /** Inline mode: claim the id in a store, run `onEvent` in the request, answer once it is done. */
@@ -193,6 +201,7 @@ export function createHandlerWith(
     return answer;
   };
   const deadlines = new DeadlineSweeper(deadlineMs);
+  const tracing = resolveTracing(options.telemetry, TRACER_SCOPE, VERSION);
 
   /** Tells `onError` when an owner's call found the lease no longer theirs (the store changed nothing). */
   const noteStale = (outcome: LeaseOutcome, lease: Lease, stage: WebhookErrorStage, action: 'complete' | 'release' | 'extend') => {
@@ -225,7 +234,7 @@ export function createHandlerWith(
         (outcome) => noteStale(outcome, lease, stage, 'release'),
         (error: unknown) => report(error, { id: lease.id, stage }),
       );
-  return async (request) => {
+  const handle = async (request: WebhookRequest, span: SpanRecorder): Promise<WebhookResponse> => {
     const body = request?.body;
     const empty = isEmptyBody(body);
     if (!empty && exceedsBytes(body as WebhookBody, maxBodyBytes)) return refuse(webhookResponses.payloadTooLarge(), 'payload_too_large');
@@ -240,6 +249,7 @@ export function createHandlerWith(
       const checked = check(request.headers, bytes);
       delivery = checked instanceof Promise ? await checked : (checked as VerifiedDelivery);
       text = bodyText(bytes);
+      span.set({ 'verikit.webhook.id': delivery.id });
     } catch (error) {
       if (error instanceof WebhookVerificationError) {
         return refuse(reply(400, 'invalid_signature', { reason: error.reason }), 'invalid_signature', { reason: error.reason });
@@ -255,7 +265,7 @@ export function createHandlerWith(
 
     if (inbox !== undefined) {
       try {
-        await inbox.accept({ id: delivery.id, timestamp: delivery.timestamp, body: text });
+        span.set({ 'verikit.outcome': await inbox.accept({ id: delivery.id, timestamp: delivery.timestamp, body: text }) });
       } catch (error) {
         // Never a 2xx before the event is durable: the sender retries, nothing is lost.
         report(error, { id: delivery.id, stage: 'accept' });
@@ -272,7 +282,10 @@ export function createHandlerWith(
       report(error, { id: delivery.id, stage: 'claim' });
       return reply(503, 'store_unavailable', {}, retryAfter);
     }
-    if (claim.status === 'done') return NO_CONTENT;
+    if (claim.status === 'done') {
+      span.set({ 'verikit.outcome': 'duplicate' });
+      return NO_CONTENT;
+    }
     if (claim.status === 'in-progress') return refuse(reply(409, 'in_progress', {}, retryAfter), 'in_progress', { id: delivery.id });
     const { lease } = claim;
 
@@ -319,6 +332,27 @@ export function createHandlerWith(
       },
     );
     return reply(503, 'handler_timeout', {}, retryAfter);
+  };
+  return (request) =>
+    tracing.span('verikit webhook', 'server', request?.headers, (span) =>
+      handle(request, span).then((response) => {
+        const outcome = deliveryOutcome(response);
+        span.set(outcome);
+        // A refusal is the sender's mistake; a 5xx is ours and the sender will retry.
+        if (response.status >= 500) span.fail(undefined, outcome['verikit.reason'] as string);
+        return response;
+      }),
+    );
+}
+
+/** A delivery's outcome for its span: handled (unless already said), refused (4xx) or failed (5xx), with the answer's code. */
+function deliveryOutcome(response: WebhookResponse): SpanAttributes {
+  if (response.status < 300) return { 'http.response.status_code': response.status };
+  const { error } = JSON.parse(response.body) as { error?: string };
+  return {
+    'http.response.status_code': response.status,
+    'verikit.outcome': response.status < 500 ? 'refused' : 'failed',
+    'verikit.reason': error,
   };
 }
 

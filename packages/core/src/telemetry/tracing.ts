@@ -1,0 +1,154 @@
+import { ConfigurationError } from '../errors.js';
+import { type HeaderSource, rawHeader } from '../util/headers.js';
+
+/** A span attribute value verikit sets. */
+export type SpanAttributes = Record<string, string | number | undefined>;
+
+/** The part of an OpenTelemetry span verikit calls. */
+interface OtelSpan {
+  isRecording(): boolean;
+  setAttribute(key: string, value: string | number): unknown;
+  setStatus(status: { code: number; message?: string }): unknown;
+  recordException(exception: Error): unknown;
+  end(): void;
+}
+
+/**
+ * The part of `@opentelemetry/api` verikit calls: `import * as otel from '@opentelemetry/api'`
+ * fits it. Declared here so the package's types never require the optional peer.
+ */
+export interface OpenTelemetryApi {
+  trace: {
+    getTracer(
+      name: string,
+      version?: string,
+    ): {
+      startActiveSpan<F>(name: string, options: { kind: number }, context: unknown, fn: (span: OtelSpan) => F): F;
+    };
+  };
+  context: { active(): unknown };
+  propagation: {
+    extract(context: unknown, carrier: Record<string, string>): unknown;
+  };
+  SpanKind: { SERVER: number; CLIENT: number; CONSUMER: number };
+  SpanStatusCode: { ERROR: number };
+}
+
+/** The `telemetry` option: the OpenTelemetry API (found by itself when installed), or `false` for none. */
+export type TelemetryOption = OpenTelemetryApi | false | undefined;
+
+/** What a traced piece of work may say about itself while it runs. */
+export interface SpanRecorder {
+  /** Adds attributes (undefined values are left out). */
+  set(attributes: SpanAttributes): void;
+  /** Marks the span failed (with `error` recorded when there is one), without ending it. */
+  fail(error: unknown, reason?: string): void;
+}
+
+/** Span kinds verikit uses. */
+export type SpanKindName = 'server' | 'client' | 'consumer';
+
+/** Runs work inside a span, or straight through when there is no OpenTelemetry API. */
+export interface Tracing {
+  /** Runs `work` in a span named `name`; `headers` with a `traceparent` make the span its child. */
+  span<T>(name: string, kind: SpanKindName, headers: HeaderSource | undefined, work: (span: SpanRecorder) => Promise<T>): Promise<T>;
+}
+
+const NOOP_RECORDER: SpanRecorder = { set() {}, fail() {} };
+
+// A variable specifier, so bundlers leave it to the runtime: where the package is not installed
+// (or not importable, as in a Worker) the import fails once and tracing stays off.
+const API_MODULE = '@opentelemetry/api';
+let autoApi: OpenTelemetryApi | null | undefined;
+let autoLoad: Promise<OpenTelemetryApi | null> | undefined;
+
+function looksLikeApi(value: unknown): value is OpenTelemetryApi {
+  const api = value as Partial<OpenTelemetryApi> | null;
+  return typeof api?.trace?.getTracer === 'function' && typeof api.propagation?.extract === 'function' && api.SpanKind !== undefined;
+}
+
+/** `@opentelemetry/api` when this process can import it, else null; imported once. */
+function loadAutoApi(): Promise<OpenTelemetryApi | null> {
+  autoLoad ??= import(/* webpackIgnore: true */ /* @vite-ignore */ API_MODULE).then(
+    (module: unknown) => {
+      const candidate = looksLikeApi(module) ? module : (module as { default?: unknown }).default;
+      autoApi = looksLikeApi(candidate) ? candidate : null;
+      return autoApi;
+    },
+    () => {
+      autoApi = null;
+      return null;
+    },
+  );
+  return autoLoad;
+}
+
+function traced(api: OpenTelemetryApi, scope: string, version: string): Tracing['span'] {
+  const tracer = api.trace.getTracer(scope, version);
+  const kinds = { server: api.SpanKind.SERVER, client: api.SpanKind.CLIENT, consumer: api.SpanKind.CONSUMER };
+  return (name, kind, headers, work) => {
+    const traceparent = headers === undefined ? undefined : rawHeader(headers, 'traceparent');
+    let parent = api.context.active();
+    if (typeof traceparent === 'string') {
+      const tracestate = rawHeader(headers as HeaderSource, 'tracestate');
+      const carrier: Record<string, string> = { traceparent };
+      if (typeof tracestate === 'string') carrier.tracestate = tracestate;
+      parent = api.propagation.extract(parent, carrier);
+    }
+    return tracer.startActiveSpan(name, { kind: kinds[kind] }, parent, async (span) => {
+      if (!span.isRecording()) {
+        try {
+          return await work(NOOP_RECORDER);
+        } finally {
+          span.end();
+        }
+      }
+      const recorder: SpanRecorder = {
+        set(attributes) {
+          for (const [key, value] of Object.entries(attributes)) if (value !== undefined) span.setAttribute(key, value);
+        },
+        fail(error, reason) {
+          if (error instanceof Error) span.recordException(error);
+          span.setStatus({ code: api.SpanStatusCode.ERROR, message: reason ?? (error instanceof Error ? error.message : String(error)) });
+        },
+      };
+      try {
+        return await work(recorder);
+      } catch (error) {
+        recorder.fail(error);
+        throw error;
+      } finally {
+        span.end();
+      }
+    });
+  };
+}
+
+/**
+ * The tracing a component uses. Given the API, spans go through it; `false` is off; by default
+ * `@opentelemetry/api` is imported once (the first call waits for it), and where it is missing
+ * work runs straight through at no further cost.
+ */
+export function resolveTracing(option: TelemetryOption, scope: string, version: string): Tracing {
+  if (option === false) return { span: (_n, _k, _h, work) => work(NOOP_RECORDER) };
+  if (option !== undefined) {
+    if (!looksLikeApi(option)) {
+      throw new ConfigurationError(
+        'telemetry',
+        "telemetry must be the OpenTelemetry API (import * as otel from '@opentelemetry/api') or false",
+      );
+    }
+    return { span: traced(option, scope, version) };
+  }
+  let withApi: Tracing['span'] | undefined;
+  const span: Tracing['span'] = (name, kind, headers, work) => {
+    if (autoApi === null) return work(NOOP_RECORDER);
+    if (autoApi === undefined) return loadAutoApi().then(() => span(name, kind, headers, work));
+    withApi ??= traced(autoApi, scope, version);
+    return withApi(name, kind, headers, work);
+  };
+  return { span };
+}
+
+/** The instrumentation scope of verikit's spans. */
+export const TRACER_SCOPE = '@verikit/core';
