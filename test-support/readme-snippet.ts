@@ -20,7 +20,20 @@ export function runReadmeSnippet(packageUrl: URL, env: Record<string, string>): 
   // Written inside the package so its imports resolve as they would in a user's project.
   const file = `${pkgDir}/.readme-snippet-${process.pid}-${Date.now()}.mjs`;
   writeFileSync(file, code);
-  const child = spawn(process.execPath, [file], { cwd: pkgDir, env: { ...process.env, ...env } });
+  const running = runScript(file, pkgDir, env);
+  running.child.on('exit', () => rmSync(file, { force: true }));
+  return {
+    ...running,
+    stop: () => {
+      running.stop();
+      rmSync(file, { force: true });
+    },
+  };
+}
+
+/** Runs `file` with node in `cwd`, collecting its output for {@link RunningSnippet.waitFor}. */
+export function runScript(file: string, cwd: string, env: Record<string, string>): RunningSnippet {
+  const child = spawn(process.execPath, [file], { cwd, env: { ...process.env, ...env } });
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => {
     output += chunk.toString();
@@ -28,7 +41,6 @@ export function runReadmeSnippet(packageUrl: URL, env: Record<string, string>): 
   child.stderr?.on('data', (chunk: Buffer) => {
     output += chunk.toString();
   });
-  child.on('exit', () => rmSync(file, { force: true }));
   return {
     child,
     waitFor: (text, timeoutMs = 15_000) =>
@@ -52,7 +64,6 @@ export function runReadmeSnippet(packageUrl: URL, env: Record<string, string>): 
       }),
     stop: () => {
       child.kill('SIGTERM');
-      rmSync(file, { force: true });
     },
   };
 }

@@ -2,26 +2,47 @@ import { createClient } from '@verikit/core';
 import { createFakeService } from '@verikit/testing';
 import { request } from 'undici';
 import { expect, it } from 'vitest';
-import { freePort, runReadmeSnippet } from './readme-snippet.js';
+import { freePort, type RunningSnippet, runReadmeSnippet } from './readme-snippet.js';
 
-/** Runs an adapter README's snippet as written: a signed delivery reaches onEvent, and the invite route answers. */
-export function readmeSnippetSuite(packageUrl: URL): void {
-  it('the README snippet works as written', async () => {
+/** Starts a README's server program with these variables. */
+export type StartSnippet = (env: Record<string, string>) => RunningSnippet;
+
+/**
+ * A README's server, run as written: a signed delivery reaches onEvent, the invite route answers,
+ * and a failing onEvent (a wrong API key, so `ctx.fetchResult()` is refused) shows in its log.
+ */
+export function readmeServerSuite(start: StartSnippet): void {
+  const startWith = async (apiKey: (real: string) => string) => {
     const fake = await createFakeService({ webhooks: { retrySchedule: [0, 50, 100, 200] } });
     // The snippet listens on PORT as written; ask the OS for a free one rather than guess.
     const port = await freePort();
-    const snippet = runReadmeSnippet(packageUrl, {
+    const snippet = start({
       PORT: String(port),
-      VERIKIT_API_KEY: fake.credentials.apiKey,
+      VERIKIT_API_KEY: apiKey(fake.credentials.apiKey),
       VERIKIT_BASE_URL: fake.baseUrl,
       VERIKIT_WEB_URL: fake.webUrl,
       VERIKIT_PUBLIC_KEY: fake.credentials.publicKey,
       VERIKIT_WEBHOOK_SECRET: fake.credentials.webhookSecret,
     });
     const client = createClient({ apiKey: fake.credentials.apiKey, baseUrl: fake.baseUrl });
+    const stop = async () => {
+      snippet.stop();
+      await client.close();
+      await fake.close();
+    };
     try {
       await snippet.waitFor('listening');
-      fake.webhooks.addEndpoint(`http://127.0.0.1:${port}/verikit/webhook`);
+    } catch (error) {
+      await stop();
+      throw error;
+    }
+    fake.webhooks.addEndpoint(`http://127.0.0.1:${port}/verikit/webhook`);
+    return { fake, port, snippet, client, stop };
+  };
+
+  it('the README server works as written', async () => {
+    const { fake, port, snippet, client, stop } = await startWith((real) => real);
+    try {
       await client.kyb.createCase({ refId: 'readme-biz' });
       fake.kyb.setStatus('readme-biz', 'IN_REVIEW');
       await snippet.waitFor('verification update: kyb readme-biz -> IN_REVIEW');
@@ -29,9 +50,26 @@ export function readmeSnippetSuite(packageUrl: URL): void {
       expect(invite.statusCode).toBe(401);
       await invite.body.dump();
     } finally {
-      snippet.stop();
-      await client.close();
-      await fake.close();
+      await stop();
     }
   });
+
+  it('a failing onEvent shows in the README server log, with the delivery id', async () => {
+    const { fake, snippet, client, stop } = await startWith((real) => `${real}-revoked`);
+    try {
+      await client.kyb.createCase({ refId: 'readme-biz' });
+      fake.kyb.setStatus('readme-biz', 'IN_REVIEW');
+      const output = await snippet.waitFor('onEvent failed');
+      expect(output).toMatch(/verikit: webhook onEvent failed; answered 500.*id=msg_\w+.*AuthenticationError/);
+      expect(output).not.toContain(fake.credentials.webhookSecret);
+      expect(output).not.toContain(`${fake.credentials.apiKey}-revoked`);
+    } finally {
+      await stop();
+    }
+  });
+}
+
+/** The first ```js block of an adapter package's README, run by {@link readmeServerSuite}. */
+export function readmeSnippetSuite(packageUrl: URL): void {
+  readmeServerSuite((env) => runReadmeSnippet(packageUrl, env));
 }

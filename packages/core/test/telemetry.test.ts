@@ -145,7 +145,13 @@ describe('webhook delivery spans', () => {
     const seen = new Set<string>();
     const handle = createWebhookHandler({
       secret: SECRET,
-      inbox: { accept: async ({ id }) => (seen.has(id) ? 'duplicate' : (seen.add(id), 'accepted')) },
+      inbox: {
+        accept: async ({ id }) => {
+          if (seen.has(id)) return 'duplicate';
+          seen.add(id);
+          return 'accepted';
+        },
+      },
     });
     const headers = svixHeaders(BODY, { id: 'msg_inbox' });
     await handle({ method: 'POST', headers, body: BODY });

@@ -83,7 +83,7 @@ const mutationArb: fc.Arbitrary<Mutation> = fc.oneof(
   fc.string({ maxLength: 12 }).map<Mutation>((ts) => (d) => ({ ...d, headers: { ...d.headers, 'svix-timestamp': ts } })),
 );
 
-/** Where we are deliberately stricter than svix (DESIGN.md: digits-only timestamps, a bounded signature list). */
+/** Where we are deliberately stricter than svix (docs/design.md: digits-only timestamps, a bounded signature list). */
 function knownStricter(headers: Record<string, string>): boolean {
   const lower = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
   const timestamp = lower['svix-timestamp'] ?? lower['webhook-timestamp'];
@@ -134,7 +134,7 @@ describe.each(builds)('agreement with the svix package, %s', (_name, build) => {
             );
           if (ours) accepted++;
           else rejected++;
-          // Never accept what svix rejects; accept all svix accepts except where DESIGN.md makes us stricter.
+          // Never accept what svix rejects; accept all svix accepts except where docs/design.md makes us stricter.
           if (!theirs) expect(ours).toBe(false);
           else if (!knownStricter(delivery.headers)) expect(ours).toBe(true);
         },
