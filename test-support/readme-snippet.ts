@@ -8,6 +8,8 @@ export interface RunningSnippet {
   child: ChildProcess;
   /** Resolves when the output contains `text` (rejects if the process exits first or after `timeoutMs`). */
   waitFor(text: string, timeoutMs?: number): Promise<string>;
+  /** Everything printed so far (stdout and stderr). */
+  output(): string;
   stop(): void;
 }
 
@@ -43,6 +45,7 @@ export function runScript(file: string, cwd: string, env: Record<string, string>
   });
   return {
     child,
+    output: () => output,
     waitFor: (text, timeoutMs = 15_000) =>
       new Promise((resolve, reject) => {
         const check = () => {

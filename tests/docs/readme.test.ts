@@ -33,8 +33,9 @@ afterAll(() => rmSync(work, { recursive: true, force: true }));
 /** Runs a compiled snippet to its end and returns what it printed. */
 async function runToEnd(file: string, env: Record<string, string> = {}): Promise<string> {
   const script = runScript(file, work, env);
-  const code = await new Promise<number | null>((resolve) => script.child.on('exit', (exitCode) => resolve(exitCode)));
-  const output = await script.waitFor('', 1).catch((error: Error) => error.message);
+  // 'close', not 'exit': by then every byte the program printed has been read.
+  const code = await new Promise<number | null>((resolve) => script.child.on('close', (exitCode) => resolve(exitCode)));
+  const output = script.output();
   expect(code, output).toBe(0);
   return output;
 }
