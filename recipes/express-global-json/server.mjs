@@ -1,7 +1,8 @@
 // An existing Express app whose express.json() runs for every route, verikit included.
-import express from 'express';
+
 import { clientFromEnv, MemoryIdempotencyStore } from '@verikit/core';
 import { verikitRouter } from '@verikit/express';
+import express from 'express';
 
 const app = express();
 app.use(

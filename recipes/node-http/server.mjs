@@ -29,7 +29,9 @@ const server = createServer((req, res) => {
   };
   if (path === '/verikit/webhook') {
     // The request stream itself: verikit reads it within its size and time limits.
-    routes.webhook.receive({ method: req.method ?? 'GET', headers: req.headers, body: { kind: 'stream', stream: req } }).then((a) => send(res, a), fail);
+    routes.webhook
+      .receive({ method: req.method ?? 'GET', headers: req.headers, body: { kind: 'stream', stream: req } })
+      .then((a) => send(res, a), fail);
   } else if (path === '/verikit/invite/kyb') {
     routes.inviteKyb({ method: req.method ?? 'GET', headers: req.headers, request: req }).then((a) => send(res, a), fail);
   } else {
