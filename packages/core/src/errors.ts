@@ -20,12 +20,13 @@ export type VerikitErrorCode =
 
 /** Base class of every error verikit throws; switch on `code`, not on the message. */
 export class VerikitError extends Error {
+  // A literal in every class, not `new.target.name`: bundlers that minify (Next.js, say) rename classes.
+  override name = 'VerikitError';
   /** Stable machine-readable code. */
   readonly code: VerikitErrorCode;
 
   constructor(code: VerikitErrorCode, message: string, options?: { cause?: unknown }) {
     super(message, options);
-    this.name = new.target.name;
     this.code = code;
   }
 
@@ -41,6 +42,7 @@ export class VerikitError extends Error {
 
 /** An argument given to a verikit function is unusable (empty refId, foreign document URL, ...). */
 export class InvalidArgumentError extends VerikitError {
+  override name = 'InvalidArgumentError';
   constructor(message: string) {
     super('invalid_argument', message);
   }
@@ -48,6 +50,7 @@ export class InvalidArgumentError extends VerikitError {
 
 /** Client or handler options are missing or malformed; thrown at creation, never at first use. */
 export class ConfigurationError extends VerikitError {
+  override name = 'ConfigurationError';
   /** The option or environment variable at fault. */
   readonly option: string;
 

@@ -4,12 +4,14 @@ import { createFetchTransport } from './client/transport-fetch.js';
 import type { AdapterInfo, VerikitRoutes, VerikitRoutesOptions } from './routes.js';
 import type { VerifyWebhookInput } from './webhook/api.js';
 import { webhookApi } from './webhook/api.js';
+import type { FetchWebhookHandler, FetchWebhookOptions } from './webhook/fetch-handler.js';
 import type { WebhookHandler, WebhookHandlerOptions } from './webhook/handler.js';
 import { webHmac } from './webhook/hmac-web.js';
 import type { VerifiedDelivery, WebhookVerifier, WebhookVerifierOptions } from './webhook/verify.js';
 
 export * from './shared.js';
 export type { VerifyWebhookInput } from './webhook/api.js';
+export type { FetchWebhookHandler, FetchWebhookOptions } from './webhook/fetch-handler.js';
 
 const webhooks = webhookApi(webHmac);
 
@@ -58,3 +60,13 @@ export const createWebhookHandler: (options: WebhookHandlerOptions) => WebhookHa
  */
 export const createVerikitRoutes: <Req>(options: VerikitRoutesOptions<Req>, adapter?: AdapterInfo) => VerikitRoutes<Req> =
   webhooks.createVerikitRoutes;
+
+/**
+ * The webhook route as a Fetch handler, `(request: Request) => Promise<Response>`: for a Next.js
+ * route handler, `Bun.serve`, `Deno.serve` or a Worker's `fetch`. The body is read as a stream
+ * within the route's limits.
+ * @example
+ * const handle = createFetchWebhookHandler({ secret, store: new MemoryIdempotencyStore(), client, onEvent });
+ * export const POST = (request: Request) => handle(request);
+ */
+export const createFetchWebhookHandler: (options: FetchWebhookOptions) => FetchWebhookHandler = webhooks.createFetchWebhookHandler;

@@ -22,6 +22,7 @@ export interface ResponseDetails extends RequestContext {
 
 /** Any failure of an API call; `method`, `path` and `attempts` say which call. */
 export class ClientError extends VerikitError {
+  override name = 'ClientError';
   /** HTTP method of the call. */
   readonly method: string;
   /** Path of the call (refId URL-encoded). */
@@ -39,6 +40,7 @@ export class ClientError extends VerikitError {
 
 /** The service answered with a non-success HTTP status. */
 export class ApiError extends ClientError {
+  override name = 'ApiError';
   /** HTTP status. */
   readonly status: number;
   /** Response body, JSON-parsed when possible, secrets redacted. */
@@ -56,6 +58,7 @@ export class ApiError extends ClientError {
 
 /** 401 or 403: the API key is missing, wrong, for another environment, or lacks product access. */
 export class AuthenticationError extends ApiError {
+  override name = 'AuthenticationError';
   constructor(details: ResponseDetails) {
     super(details, 'authentication', 'the API key was refused');
   }
@@ -63,6 +66,7 @@ export class AuthenticationError extends ApiError {
 
 /** 400 (or 422): the service did not accept the request. */
 export class BadRequestError extends ApiError {
+  override name = 'BadRequestError';
   constructor(details: ResponseDetails) {
     super(details, 'bad_request', 'the service rejected the request');
   }
@@ -70,6 +74,7 @@ export class BadRequestError extends ApiError {
 
 /** 404: no such case, user, or document for this API key's organization. */
 export class NotFoundError extends ApiError {
+  override name = 'NotFoundError';
   constructor(details: ResponseDetails) {
     super(details, 'not_found', 'not found');
   }
@@ -77,6 +82,7 @@ export class NotFoundError extends ApiError {
 
 /** 429: rate limited; `retryAfterMs` carries the service's Retry-After when it sent one. */
 export class RateLimitError extends ApiError {
+  override name = 'RateLimitError';
   /** Milliseconds the service asked us to wait, when it said. */
   readonly retryAfterMs: number | undefined;
 
@@ -88,6 +94,7 @@ export class RateLimitError extends ApiError {
 
 /** 5xx: the service failed. */
 export class ServerError extends ApiError {
+  override name = 'ServerError';
   constructor(details: ResponseDetails) {
     super(details, 'server_error', 'the service failed');
   }
@@ -98,6 +105,7 @@ export type TimeoutKind = 'attempt' | 'deadline';
 
 /** An attempt exceeded `timeoutMs`, or the call as a whole exceeded `deadlineMs`. */
 export class TimeoutError extends ClientError {
+  override name = 'TimeoutError';
   /** `attempt` (per-attempt timeout) or `deadline` (overall, retries included). */
   readonly kind: TimeoutKind;
   /** The limit that fired, in milliseconds. */
@@ -115,6 +123,7 @@ export type ConnectionFailure = 'not-sent' | 'reset' | 'other';
 
 /** The connection failed: refused, DNS, reset, closed early. */
 export class ConnectionError extends ClientError {
+  override name = 'ConnectionError';
   /** `not-sent`: provably never reached the server (refused, DNS); `reset`: the socket died mid-request. */
   readonly failure: ConnectionFailure;
 
@@ -126,6 +135,7 @@ export class ConnectionError extends ClientError {
 
 /** The caller's AbortSignal fired. */
 export class AbortedError extends ClientError {
+  override name = 'AbortedError';
   constructor(context: RequestContext, cause: unknown) {
     super('aborted', 'request aborted by the caller', context, { cause });
   }
@@ -133,6 +143,7 @@ export class AbortedError extends ClientError {
 
 /** An answer's body was over `maxResponseBytes`: the read was stopped and the call is not retried. */
 export class ResponseTooLargeError extends ClientError {
+  override name = 'ResponseTooLargeError';
   /** The limit that was passed, in bytes. */
   readonly limitBytes: number;
 
@@ -147,6 +158,7 @@ export class ResponseTooLargeError extends ClientError {
  * likely). Not an API error: the API key is never sent to storage.
  */
 export class StorageRefusedError extends ClientError {
+  override name = 'StorageRefusedError';
   /** HTTP status storage answered with. */
   readonly status: number;
   /** The start of storage's answer (at most 16 KiB read), parsed when JSON. */
@@ -169,6 +181,7 @@ export interface ResponseIssue {
 
 /** A 2xx answer that is not JSON, or whose JSON breaks the documented shape. */
 export class UnexpectedResponseError extends ClientError {
+  override name = 'UnexpectedResponseError';
   /** HTTP status of the answer. */
   readonly status: number;
   /** `invalid_json`, `invalid_shape` or `unsuccessful` (a 2xx saying `success: false`). */

@@ -51,6 +51,7 @@ export const DEFAULT_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
  * forget: it refuses the new claim (the webhook route answers 503, the sender retries later).
  */
 export class StoreFullError extends VerikitError {
+  override name = 'StoreFullError';
   /** The bound that was reached. */
   readonly maxEntries: number;
 
@@ -65,6 +66,7 @@ export class StoreFullError extends VerikitError {
 
 /** A lease the caller no longer holds: reported through `onError` when completing, releasing or extending it changed nothing. */
 export class LeaseLostError extends VerikitError {
+  override name = 'LeaseLostError';
   /** The delivery id. */
   readonly id: string;
 

@@ -1,4 +1,5 @@
 import { type AdapterInfo, createRoutesWith, type VerikitRoutes, type VerikitRoutesOptions } from '../routes.js';
+import { type FetchWebhookHandler, type FetchWebhookOptions, fetchWebhookHandlerWith } from './fetch-handler.js';
 import { createHandlerWith, type WebhookHandler, type WebhookHandlerOptions } from './handler.js';
 import type { HmacEngine } from './hmac.js';
 import type { WebhookBody, WebhookHeaders } from './input.js';
@@ -31,5 +32,7 @@ export function webhookApi<Key>(engine: HmacEngine<Key>) {
     createWebhookHandler,
     createVerikitRoutes: <Req>(options: VerikitRoutesOptions<Req>, adapter?: AdapterInfo): VerikitRoutes<Req> =>
       createRoutesWith(options, createWebhookHandler, adapter),
+    createFetchWebhookHandler: (options: FetchWebhookOptions): FetchWebhookHandler =>
+      fetchWebhookHandlerWith(options, (o) => createRoutesWith(o, createWebhookHandler)),
   };
 }

@@ -19,6 +19,7 @@ export type WebhookFailureReason =
  * the expected signature or the body.
  */
 export class WebhookVerificationError extends VerikitError {
+  override name = 'WebhookVerificationError';
   /** Machine-readable reason. */
   readonly reason: WebhookFailureReason;
 

@@ -159,7 +159,9 @@ export class WebhookDispatcher {
           redirect: 'manual',
         });
         status = response.status;
-        await response.body?.cancel();
+        // Read to the end, as Svix does: cancelling a half-read body resets the connection, which
+        // some receivers (Next.js's edge runtime) log as an uncaught "aborted".
+        await response.arrayBuffer();
       } catch (cause) {
         error = cause instanceof Error ? cause.message : String(cause);
       }
