@@ -35,7 +35,12 @@ export function runReadmeSnippet(packageUrl: URL, env: Record<string, string>): 
 
 /** Runs `file` (with `args`) with node in `cwd`, collecting its output for {@link RunningSnippet.waitFor}. */
 export function runScript(file: string, cwd: string, env: Record<string, string>, args: string[] = []): RunningSnippet {
-  const child = spawn(process.execPath, [file, ...args], { cwd, env: { ...process.env, ...env } });
+  return runCommand(process.execPath, [file, ...args], cwd, env);
+}
+
+/** Runs `command` in `cwd` (another runtime: bun, deno, workerd), collecting its output for {@link RunningSnippet.waitFor}. */
+export function runCommand(command: string, args: string[], cwd: string, env: Record<string, string>): RunningSnippet {
+  const child = spawn(command, args, { cwd, env: { ...process.env, ...env } });
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => {
     output += chunk.toString();

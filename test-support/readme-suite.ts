@@ -13,8 +13,8 @@ export interface ServerShape {
   webhookPath?: string;
   /** The KYB invite route's path, checked to answer 401 without a user (default `/verikit/invite/kyb`; `null`: none). */
   invitePath?: string | null;
-  /** What the program prints once it listens (default `listening`). */
-  ready?: string;
+  /** What the program prints once it listens (default `listening`), or a check that resolves once it answers. */
+  ready?: string | ((port: number) => Promise<void>);
 }
 
 /**
@@ -42,7 +42,7 @@ export function readmeServerSuite(start: StartSnippet, shape: ServerShape = {}):
       await fake.close();
     };
     try {
-      await snippet.waitFor(ready);
+      await (typeof ready === 'string' ? snippet.waitFor(ready) : ready(port));
     } catch (error) {
       await stop();
       throw error;
