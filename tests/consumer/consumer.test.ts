@@ -7,6 +7,9 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const run = promisify(execFile);
+// `pnpm test` puts pnpm's store on NODE_PATH, where every package of the monorepo resolves; a user's
+// project has no such path, and the scratch project's processes must not see one either.
+delete process.env.NODE_PATH;
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const PACKAGES = ['core', 'testing', 'express', 'fastify', 'hono', 'postgres'];
 
