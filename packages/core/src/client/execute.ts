@@ -70,15 +70,16 @@ export class Executor {
 
   /** Performs the call (in a span, when tracing is on) and returns its validated body. */
   run<T>(call: Call<T>): Promise<T> {
+    if (!this.options.tracing.enabled()) return this.attempts(call, undefined);
     return this.options.tracing.span(`verikit ${call.method} ${call.route}`, 'client', undefined, async (span) => {
       const last: LastAttempt = { attempts: 0, status: undefined, requestId: undefined };
       try {
         return await this.attempts(call, last);
       } catch (error) {
-        span.set({ 'error.type': errorReason(error) });
+        span?.set({ 'error.type': errorReason(error) });
         throw error;
       } finally {
-        span.set({
+        span?.set({
           'http.request.method': call.method,
           'url.template': call.route,
           'server.address': this.serverAddress,
@@ -90,7 +91,8 @@ export class Executor {
     });
   }
 
-  private async attempts<T>(call: Call<T>, last: LastAttempt): Promise<T> {
+  /** The call's attempts; `last` (when traced) learns the last attempt's status and request id. */
+  private async attempts<T>(call: Call<T>, last: LastAttempt | undefined): Promise<T> {
     const { options } = this;
     const fullPath = options.basePath + call.path;
     const headers = call.body === undefined ? this.baseHeaders : { ...this.baseHeaders, 'content-type': 'application/json' };
@@ -99,15 +101,17 @@ export class Executor {
     let freeResetRetry = call.method === 'GET';
     for (let attempt = 1; ; attempt++) {
       const context: RequestContext = { method: call.method, path: fullPath, attempts: attempt };
-      last.attempts = attempt;
+      if (last) last.attempts = attempt;
       const remaining = deadlineAt - Date.now();
       if (remaining <= 0) throw new TimeoutError('deadline', options.deadlineMs, context);
       if (call.signal?.aborted) throw new AbortedError(context, call.signal.reason);
       const result = await this.exchange(call, context, { headers, body, remaining });
       if ('response' in result) {
         const { response, requestId } = result;
-        last.status = response.status;
-        last.requestId = requestId;
+        if (last) {
+          last.status = response.status;
+          last.requestId = requestId;
+        }
         if (response.status >= 200 && response.status < 300)
           return this.parse(call.schema, response.status, response.text, { ...context, requestId });
       }

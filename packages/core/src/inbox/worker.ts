@@ -140,8 +140,8 @@ export function createInboxWorker<Tx>(options: InboxWorkerOptions<Tx>): InboxWor
   };
 
   const tracing = resolveTracing(options.telemetry, TRACER_SCOPE, VERSION);
-  const runInSpan = async (event: InboxEvent, span: SpanRecorder): Promise<void> => {
-    span.set({ 'verikit.webhook.id': event.id, 'verikit.attempt': event.attempt });
+  const runInSpan = async (event: InboxEvent, span: SpanRecorder | undefined): Promise<void> => {
+    span?.set({ 'verikit.webhook.id': event.id, 'verikit.attempt': event.attempt });
     try {
       const completion = inbox.complete(event, async (tx) => {
         const ctx = new InboxEventContext(JSON.parse(event.body), event, identify, options.client, tx);
@@ -159,12 +159,12 @@ export function createInboxWorker<Tx>(options: InboxWorkerOptions<Tx>): InboxWor
       });
       const outcome = await completion;
       noteStale(outcome, event, 'complete', 'complete');
-      span.set({ 'verikit.outcome': outcome === 'stale' ? 'lease_lost' : 'done' });
+      span?.set({ 'verikit.outcome': outcome === 'stale' ? 'lease_lost' : 'done' });
     } catch (error) {
       report(error, { id: event.id, stage: 'event', attempt: event.attempt });
       const retryInMs = event.attempt >= maxAttempts ? null : backoffDelay(event.attempt - 1, backoff);
-      span.set({ 'verikit.outcome': retryInMs === null ? 'dead_lettered' : 'retry', 'verikit.reason': errorReason(error) });
-      span.fail(error);
+      span?.set({ 'verikit.outcome': retryInMs === null ? 'dead_lettered' : 'retry', 'verikit.reason': errorReason(error) });
+      span?.fail(error);
       const fields = { id: event.id, attempt: event.attempt, err: error };
       if (retryInMs === null)
         logger.error(

@@ -23,10 +23,11 @@ export interface OpenTelemetryApi {
       name: string,
       version?: string,
     ): {
-      startActiveSpan<F>(name: string, options: { kind: number }, context: unknown, fn: (span: OtelSpan) => F): F;
+      startSpan(name: string, options: { kind: number }, context: unknown): OtelSpan;
     };
+    setSpan(context: unknown, span: OtelSpan): unknown;
   };
-  context: { active(): unknown };
+  context: { active(): unknown; with<F>(context: unknown, fn: () => F): F };
   propagation: {
     extract(context: unknown, carrier: Record<string, string>): unknown;
   };
@@ -50,11 +51,23 @@ export type SpanKindName = 'server' | 'client' | 'consumer';
 
 /** Runs work inside a span, or straight through when there is no OpenTelemetry API. */
 export interface Tracing {
-  /** Runs `work` in a span named `name`; `headers` with a `traceparent` make the span its child. */
-  span<T>(name: string, kind: SpanKindName, headers: HeaderSource | undefined, work: (span: SpanRecorder) => Promise<T>): Promise<T>;
+  /**
+   * False once spans are known to be off (`false`, or the API looked for and missing): a hot path
+   * then calls its work directly.
+   */
+  enabled(): boolean;
+  /**
+   * Runs `work` in a span named `name`; `headers` with a `traceparent` make the span its child.
+   * `work` gets no recorder (undefined) when nothing records spans (tracing off, or the API without
+   * an SDK), so `span?.set({...})` then costs nothing.
+   */
+  span<T>(
+    name: string,
+    kind: SpanKindName,
+    headers: HeaderSource | undefined,
+    work: (span: SpanRecorder | undefined) => Promise<T>,
+  ): Promise<T>;
 }
-
-const NOOP_RECORDER: SpanRecorder = { set() {}, fail() {} };
 
 // A variable specifier, so bundlers leave it to the runtime: where the package is not installed
 // (or not importable, as in a Worker) the import fails once and tracing stays off.
@@ -64,7 +77,13 @@ let autoLoad: Promise<OpenTelemetryApi | null> | undefined;
 
 function looksLikeApi(value: unknown): value is OpenTelemetryApi {
   const api = value as Partial<OpenTelemetryApi> | null;
-  return typeof api?.trace?.getTracer === 'function' && typeof api.propagation?.extract === 'function' && api.SpanKind !== undefined;
+  return (
+    typeof api?.trace?.getTracer === 'function' &&
+    typeof api.trace.setSpan === 'function' &&
+    typeof api.context?.with === 'function' &&
+    typeof api.propagation?.extract === 'function' &&
+    api.SpanKind !== undefined
+  );
 }
 
 /** `@opentelemetry/api` when this process can import it, else null; imported once. */
@@ -95,23 +114,23 @@ function traced(api: OpenTelemetryApi, scope: string, version: string): Tracing[
       if (typeof tracestate === 'string') carrier.tracestate = tracestate;
       parent = api.propagation.extract(parent, carrier);
     }
-    return tracer.startActiveSpan(name, { kind: kinds[kind] }, parent, async (span) => {
-      if (!span.isRecording()) {
-        try {
-          return await work(NOOP_RECORDER);
-        } finally {
-          span.end();
-        }
-      }
-      const recorder: SpanRecorder = {
-        set(attributes) {
-          for (const [key, value] of Object.entries(attributes)) if (value !== undefined) span.setAttribute(key, value);
-        },
-        fail(error, reason) {
-          if (error instanceof Error) span.recordException(error);
-          span.setStatus({ code: api.SpanStatusCode.ERROR, message: reason ?? (error instanceof Error ? error.message : String(error)) });
-        },
-      };
+    const span = tracer.startSpan(name, { kind: kinds[kind] }, parent);
+    // The API without an SDK gives non-recording spans: skip the context switch and the recorder.
+    if (!span.isRecording()) {
+      span.end();
+      return work(undefined);
+    }
+    const recorder: SpanRecorder = {
+      set(attributes) {
+        for (const [key, value] of Object.entries(attributes)) if (value !== undefined) span.setAttribute(key, value);
+      },
+      fail(error, reason) {
+        if (error instanceof Error) span.recordException(error);
+        span.setStatus({ code: api.SpanStatusCode.ERROR, message: reason ?? (error instanceof Error ? error.message : String(error)) });
+      },
+    };
+    // Active while the work runs, so spans it starts (the client's, say) are its children.
+    return api.context.with(api.trace.setSpan(parent, span), async () => {
       try {
         return await work(recorder);
       } catch (error) {
@@ -130,7 +149,7 @@ function traced(api: OpenTelemetryApi, scope: string, version: string): Tracing[
  * work runs straight through at no further cost.
  */
 export function resolveTracing(option: TelemetryOption, scope: string, version: string): Tracing {
-  if (option === false) return { span: (_n, _k, _h, work) => work(NOOP_RECORDER) };
+  if (option === false) return { enabled: () => false, span: (_n, _k, _h, work) => work(undefined) };
   if (option !== undefined) {
     if (!looksLikeApi(option)) {
       throw new ConfigurationError(
@@ -138,16 +157,18 @@ export function resolveTracing(option: TelemetryOption, scope: string, version: 
         "telemetry must be the OpenTelemetry API (import * as otel from '@opentelemetry/api') or false",
       );
     }
-    return { span: traced(option, scope, version) };
+    return { enabled: () => true, span: traced(option, scope, version) };
   }
+  // Looked for now, so that by the first request the answer is usually known.
+  void loadAutoApi();
   let withApi: Tracing['span'] | undefined;
   const span: Tracing['span'] = (name, kind, headers, work) => {
-    if (autoApi === null) return work(NOOP_RECORDER);
+    if (autoApi === null) return work(undefined);
     if (autoApi === undefined) return loadAutoApi().then(() => span(name, kind, headers, work));
     withApi ??= traced(autoApi, scope, version);
     return withApi(name, kind, headers, work);
   };
-  return { span };
+  return { enabled: () => autoApi !== null, span };
 }
 
 /** The instrumentation scope of verikit's spans. */

@@ -234,7 +234,8 @@ export function createHandlerWith(
         (outcome) => noteStale(outcome, lease, stage, 'release'),
         (error: unknown) => report(error, { id: lease.id, stage }),
       );
-  const handle = async (request: WebhookRequest, span: SpanRecorder): Promise<WebhookResponse> => {
+  // `span` is undefined when tracing is off: `span?.set({...})` then builds no attributes at all.
+  const handle = async (request: WebhookRequest, span: SpanRecorder | undefined): Promise<WebhookResponse> => {
     const body = request?.body;
     const empty = isEmptyBody(body);
     if (!empty && exceedsBytes(body as WebhookBody, maxBodyBytes)) return refuse(webhookResponses.payloadTooLarge(), 'payload_too_large');
@@ -249,7 +250,7 @@ export function createHandlerWith(
       const checked = check(request.headers, bytes);
       delivery = checked instanceof Promise ? await checked : (checked as VerifiedDelivery);
       text = bodyText(bytes);
-      span.set({ 'verikit.webhook.id': delivery.id });
+      span?.set({ 'verikit.webhook.id': delivery.id });
     } catch (error) {
       if (error instanceof WebhookVerificationError) {
         return refuse(reply(400, 'invalid_signature', { reason: error.reason }), 'invalid_signature', { reason: error.reason });
@@ -265,7 +266,8 @@ export function createHandlerWith(
 
     if (inbox !== undefined) {
       try {
-        span.set({ 'verikit.outcome': await inbox.accept({ id: delivery.id, timestamp: delivery.timestamp, body: text }) });
+        const accepted = await inbox.accept({ id: delivery.id, timestamp: delivery.timestamp, body: text });
+        span?.set({ 'verikit.outcome': accepted });
       } catch (error) {
         // Never a 2xx before the event is durable: the sender retries, nothing is lost.
         report(error, { id: delivery.id, stage: 'accept' });
@@ -283,7 +285,7 @@ export function createHandlerWith(
       return reply(503, 'store_unavailable', {}, retryAfter);
     }
     if (claim.status === 'done') {
-      span.set({ 'verikit.outcome': 'duplicate' });
+      span?.set({ 'verikit.outcome': 'duplicate' });
       return NO_CONTENT;
     }
     if (claim.status === 'in-progress') return refuse(reply(409, 'in_progress', {}, retryAfter), 'in_progress', { id: delivery.id });
@@ -333,16 +335,19 @@ export function createHandlerWith(
     );
     return reply(503, 'handler_timeout', {}, retryAfter);
   };
-  return (request) =>
+  const traced: WebhookHandler = (request) =>
     tracing.span('verikit webhook', 'server', request?.headers, (span) =>
-      handle(request, span).then((response) => {
-        const outcome = deliveryOutcome(response);
-        span.set(outcome);
-        // A refusal is the sender's mistake; a 5xx is ours and the sender will retry.
-        if (response.status >= 500) span.fail(undefined, outcome['verikit.reason'] as string);
-        return response;
-      }),
+      span === undefined
+        ? handle(request, undefined)
+        : handle(request, span).then((response) => {
+            const outcome = deliveryOutcome(response);
+            span.set(outcome);
+            // A refusal is the sender's mistake; a 5xx is ours and the sender will retry.
+            if (response.status >= 500) span.fail(undefined, outcome['verikit.reason'] as string);
+            return response;
+          }),
     );
+  return (request) => (tracing.enabled() ? traced(request) : handle(request, undefined));
 }
 
 /** A delivery's outcome for its span: handled (unless already said), refused (4xx) or failed (5xx), with the answer's code. */
