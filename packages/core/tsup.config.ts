@@ -8,7 +8,21 @@ const define = { __VERIKIT_VERSION__: JSON.stringify(version) };
 
 // Two builds behind one exports map: `node` gets node:crypto + undici, `default` only Web APIs,
 // so Workers, Bun and Deno never load a Node built-in.
+// ESM ships one file per module, so an app's bundler drops every module it does not use: a
+// webhook-only Worker carries neither the client nor its zod schemas. CommonJS ships one file per build.
 export default [
-  packageBuild({ entry: { node: 'src/index.node.ts' }, define }),
-  packageBuild({ entry: { default: 'src/index.default.ts' }, platform: 'neutral', target: 'es2022', define }),
+  packageBuild({
+    entry: ['src/**/*.ts', '!src/**/*.d.ts'],
+    outDir: 'dist/esm',
+    format: ['esm'],
+    bundle: false,
+    dts: false,
+    platform: 'neutral',
+    target: 'es2022',
+    define,
+  }),
+  packageBuild({ entry: { node: 'src/index.node.ts' }, format: ['cjs'], define }),
+  packageBuild({ entry: { default: 'src/index.default.ts' }, format: ['cjs'], platform: 'neutral', target: 'es2022', define }),
+  // The ESM builds' types (the CommonJS builds above emit their .d.cts).
+  packageBuild({ entry: { node: 'src/index.node.ts', default: 'src/index.default.ts' }, format: ['esm'], dts: { only: true } }),
 ];

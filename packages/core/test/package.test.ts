@@ -6,12 +6,42 @@ import * as nodeBuild from '../src/index.node.js';
 
 publishedPackageSuite(new URL('..', import.meta.url), { exports: nodeBuild, entryPoints: ['createClient', 'createWebhookHandler'] });
 
+/** Every module of the ESM build reached from `entry` by its relative imports. */
+function modulesReachedFrom(entry: URL): URL[] {
+  const seen = new Map<string, URL>();
+  const visit = (url: URL) => {
+    if (seen.has(url.href)) return;
+    seen.set(url.href, url);
+    const code = readFileSync(url, 'utf8');
+    for (const match of code.matchAll(/(?:from|import)\s*\(?\s*['"](\.{1,2}\/[^'"]+)['"]/g)) visit(new URL(match[1] as string, url));
+  };
+  visit(entry);
+  return [...seen.values()];
+}
+
 describe('the two builds', () => {
-  it('the default (Web) build imports no Node built-in and no undici', () => {
-    for (const file of ['dist/default.js', 'dist/default.cjs']) {
-      const code = readFileSync(new URL(`../${file}`, import.meta.url), 'utf8');
-      expect(code).not.toMatch(/\bfrom\s+['"](node:|undici)|require\(['"](node:|undici|stream|crypto|http)/);
+  it('the default (Web) build imports no Node built-in and no undici, in any module it reaches', () => {
+    const reached = modulesReachedFrom(new URL('../dist/esm/index.default.js', import.meta.url));
+    expect(reached.length).toBeGreaterThan(20);
+    expect(reached.some((url) => url.pathname.endsWith('/hmac-web.js'))).toBe(true);
+    for (const url of [...reached, new URL('../dist/default.cjs', import.meta.url)]) {
+      const code = readFileSync(url, 'utf8');
+      expect(code, url.pathname).not.toMatch(
+        /\bfrom\s+['"](node:|undici)|import\(['"](node:|undici)|require\(['"](node:|undici|stream|crypto|http)/,
+      );
     }
+  });
+
+  it('ESM is one file per module, so bundlers leave out what an app does not use', () => {
+    const reached = modulesReachedFrom(new URL('../dist/esm/index.default.js', import.meta.url)).map((url) => url.pathname);
+    // The verifier and handler modules import nothing from the client's schemas, which alone import zod.
+    const zodImporters = reached.filter((path) => /from\s+['"]zod['"]/.test(readFileSync(path, 'utf8')));
+    expect(zodImporters.map((path) => path.replace(/.*dist\/esm\//, '')).sort()).toEqual([
+      'client/client.js',
+      'schemas/kyb.js',
+      'schemas/kyc.js',
+      'schemas/open-enum.js',
+    ]);
   });
 
   it('both builds export the same names', () => {

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { ConfigurationError, InvalidArgumentError } from '../errors.js';
 import { buildVerificationLink, readTokenExpiry } from '../link/link.js';
 import {

@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { errorReason } from '../util/logger.js';
 import { safeResponseBody } from '../util/redact.js';
 import {

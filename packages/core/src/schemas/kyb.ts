@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { openEnum } from './open-enum.js';
 
 /** KYB case statuses documented in spec 2.2. */

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { ConfigurationError } from '../errors.js';
 
 /** Schema of the KYC session-creation response (spec 2.11). */

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** A known string value, or any other string the service adds later. */
 export type OpenEnum<T extends string> = T | (string & {});
