@@ -11,7 +11,7 @@ interface Env {
 let webhook: FetchWebhookHandler | undefined;
 
 export default {
-  fetch(request: Request, env: Env): Promise<Response> | Response {
+  fetch(request: Request, env: Env, ctx: { waitUntil(promise: Promise<unknown>): void }): Promise<Response> | Response {
     if (new URL(request.url).pathname !== '/verikit/webhook') return new Response('not found', { status: 404 });
     // Built on the first request: bindings arrive with requests, not at module load.
     webhook ??= createFetchWebhookHandler({
@@ -24,6 +24,8 @@ export default {
         console.log(`verification update: ${kind} ${refId} -> ${result.status}`);
       },
     });
-    return webhook(request);
+    // ctx: an onEvent past its deadline is answered 503 at once, and ctx.waitUntil keeps the Worker
+    // alive until its outcome is recorded (else a retry meets 409 until the lease runs out).
+    return webhook(request, ctx);
   },
 };

@@ -2,6 +2,7 @@ import { createClientWithTransport, type VerikitClient } from './client/client.j
 import { type ClientOptions, clientOptionsFromEnv, withVariableNames } from './client/options.js';
 import { createFetchTransport } from './client/transport-fetch.js';
 import type { AdapterInfo, VerikitRoutes, VerikitRoutesOptions } from './routes.js';
+import { TimerDeadlines } from './util/deadlines.js';
 import type { VerifyWebhookInput } from './webhook/api.js';
 import { webhookApi } from './webhook/api.js';
 import type { FetchWebhookHandler, FetchWebhookOptions } from './webhook/fetch-handler.js';
@@ -13,7 +14,8 @@ export * from './shared.js';
 export type { VerifyWebhookInput } from './webhook/api.js';
 export type { FetchWebhookHandler, FetchWebhookOptions } from './webhook/fetch-handler.js';
 
-const webhooks = webhookApi(webHmac);
+// A timer per deadline, armed within its request: Workers cancel a request's timers when it ends.
+const webhooks = webhookApi(webHmac, (lengthMs) => new TimerDeadlines(lengthMs));
 
 /** Client options outside Node (same as on Node, minus the undici pool settings). */
 export interface NodeClientOptions extends ClientOptions {}

@@ -1,7 +1,7 @@
 import type { VerikitClient } from './client/client.js';
 import { ConfigurationError } from './errors.js';
 import { createInviteHandler, type InviteHandler, type KybInviteOptions, type KycInviteOptions } from './invite/handler.js';
-import { DeadlineSweeper } from './util/deadlines.js';
+import type { DeadlinesFactory } from './util/deadlines.js';
 import { isPost, rawHeader } from './util/headers.js';
 import { type Logger, resolveLogger } from './util/logger.js';
 import { type BodyLimits, type BodyStream, readBody } from './util/read-body.js';
@@ -10,6 +10,7 @@ import type {
   InlineWebhookOptions,
   WebhookHandler,
   WebhookHandlerOptions,
+  WebhookRequest,
   WebhookResponse,
 } from './webhook/handler.js';
 import type { WebhookBody, WebhookHeaders } from './webhook/input.js';
@@ -53,6 +54,8 @@ export interface WebhookArrival {
   method: string;
   headers: WebhookHeaders;
   body: WebhookBodySource;
+  /** The runtime's `waitUntil`, where it has one (Workers): see {@link WebhookRequest.waitUntil}. */
+  waitUntil?: (promise: Promise<unknown>) => void;
 }
 
 /** The framework-neutral webhook route an adapter mounts. */
@@ -86,6 +89,7 @@ const GENERIC_FIX = 'Hand verikit the request before any body parser reads it.';
 export function createRoutesWith<Req>(
   options: VerikitRoutesOptions<Req>,
   makeWebhookHandler: (o: WebhookHandlerOptions) => WebhookHandler,
+  makeDeadlines: DeadlinesFactory,
   adapter: AdapterInfo = { rawBodyFix: GENERIC_FIX },
 ): VerikitRoutes<Req> {
   if (options === null || typeof options !== 'object') throw new ConfigurationError('options', 'verikit routes need an options object');
@@ -104,7 +108,7 @@ export function createRoutesWith<Req>(
     const timeoutMs = positiveMs('webhook.bodyTimeoutMs', bodyTimeoutMs, DEFAULT_BODY_TIMEOUT_MS);
     routes.webhook = webhookRoute(
       makeWebhookHandler({ logger: options.logger, ...handlerOptions, client } as WebhookHandlerOptions),
-      { maxBytes: webhook.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES, timeoutMs, deadlines: new DeadlineSweeper(timeoutMs) },
+      { maxBytes: webhook.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES, timeoutMs, deadlines: makeDeadlines(timeoutMs) },
       adapter.rawBodyFix,
     );
   }
@@ -127,7 +131,7 @@ function webhookRoute(handle: WebhookHandler, limits: BodyLimits, fix: string): 
     maxBodyBytes: limits.maxBytes,
     bodyTimeoutMs: limits.timeoutMs,
     // Not an async function: on the hot path it adds one promise to the chain rather than two.
-    receive({ method, headers, body }) {
+    receive({ method, headers, body, waitUntil }) {
       if (declaredLengthExceeds(headers, limits.maxBytes)) return Promise.resolve(webhookResponses.payloadTooLarge());
       if (!isPost(method)) {
         // 405 without reading the body; a connection whose body was left unread is not reused.
@@ -135,11 +139,11 @@ function webhookRoute(handle: WebhookHandler, limits: BodyLimits, fix: string): 
           declaresBody(headers) ? { ...refused, headers: { ...refused.headers, connection: 'close' } } : refused,
         );
       }
-      if (body.kind === 'bytes') return handle({ method, headers, body: body.bytes });
+      if (body.kind === 'bytes') return handle({ method, headers, body: body.bytes, waitUntil });
       const read = body.kind === 'consumed' ? Promise.resolve({ kind: 'consumed' } as const) : readBody(body.stream, limits);
       return read.then((result) =>
         result.kind === 'ok'
-          ? handle({ method, headers, body: result.bytes })
+          ? handle({ method, headers, body: result.bytes, waitUntil })
           : bodyReadFailure(result, fix, singleHeader(headers, 'content-type')),
       );
     },

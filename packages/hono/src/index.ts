@@ -24,6 +24,17 @@ async function bodySource(c: Context): Promise<WebhookBodySource> {
   return { kind: 'stream', stream: c.req.raw.body };
 }
 
+/** The Worker's `waitUntil`, where the runtime gave Hono an execution context (Node's server, Bun and Deno give none). */
+function waitUntilOf(c: Context): ((promise: Promise<unknown>) => void) | undefined {
+  let ctx: Context['executionCtx'];
+  try {
+    ctx = c.executionCtx; // a getter that throws where there is none
+  } catch {
+    return undefined;
+  }
+  return (promise) => ctx.waitUntil(promise);
+}
+
 /**
  * A Hono sub-app with `POST /webhook`, `POST /invite/kyb` and `POST /invite/kyc`; Web APIs only, so
  * it runs on Node (`@hono/node-server`), Workers, Deno and Bun. Mount with `app.route('/verikit', ...)`.
@@ -42,7 +53,9 @@ export function verikitApp(options: VerikitAppOptions): Hono {
   app.all('/webhook', async (c) => {
     const webhook = routesFor(c).webhook;
     if (!webhook) return c.notFound();
-    return respond(await webhook.receive({ method: c.req.method, headers: c.req.raw.headers, body: await bodySource(c) }));
+    return respond(
+      await webhook.receive({ method: c.req.method, headers: c.req.raw.headers, body: await bodySource(c), waitUntil: waitUntilOf(c) }),
+    );
   });
   const invite = (pick: (r: VerikitRoutes<Context>) => InviteHandler<Context> | undefined) => async (c: Context) => {
     const handle = pick(routesFor(c));

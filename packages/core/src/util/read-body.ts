@@ -1,4 +1,4 @@
-import type { DeadlineSweeper } from './deadlines.js';
+import type { Deadlines } from './deadlines.js';
 
 /**
  * A Node-style readable (Node's `IncomingMessage`, Fastify's payload), typed by the few members
@@ -23,11 +23,8 @@ export interface BodyLimits {
   maxBytes: number;
   /** Stop and refuse when the whole body has not arrived within this many ms. */
   timeoutMs: number;
-  /**
-   * Where the deadline is kept: a route's shared sweeper (no timer per request), else a timer of
-   * the read's own.
-   */
-  deadlines?: DeadlineSweeper;
+  /** Where the deadline is kept: the route's (the platform's kind), else a timer of the read's own. */
+  deadlines?: Deadlines;
 }
 
 /** How reading a body ended; anything but `ok` means the bytes are not usable. */
@@ -134,7 +131,7 @@ function readNodeStream(stream: NodeReadableLike, limits: BodyLimits): Promise<B
   });
 }
 
-/** Arms the read's deadline on the shared sweeper when there is one, else on a timer of its own. */
+/** Arms the read's deadline on the route's deadlines when given, else on a timer of its own. */
 function armDeadline(limits: BodyLimits, onExpire: () => void): { cancel(): void } {
   if (limits.deadlines !== undefined) return limits.deadlines.arm(onExpire);
   const timer = setTimeout(onExpire, limits.timeoutMs);

@@ -1,4 +1,5 @@
 import { type AdapterInfo, createRoutesWith, type VerikitRoutes, type VerikitRoutesOptions } from '../routes.js';
+import type { DeadlinesFactory } from '../util/deadlines.js';
 import { type FetchWebhookHandler, type FetchWebhookOptions, fetchWebhookHandlerWith } from './fetch-handler.js';
 import { createHandlerWith, type WebhookHandler, type WebhookHandlerOptions } from './handler.js';
 import type { HmacEngine } from './hmac.js';
@@ -21,18 +22,18 @@ export interface VerifyWebhookInput extends Omit<WebhookVerifierOptions, 'secret
   body: WebhookBody;
 }
 
-/** The webhook functions bound to one HMAC engine; each build exports them bound to its own. */
-export function webhookApi<Key>(engine: HmacEngine<Key>) {
+/** The webhook functions bound to one platform's HMAC engine and deadlines; each build exports them bound to its own. */
+export function webhookApi<Key>(engine: HmacEngine<Key>, makeDeadlines: DeadlinesFactory) {
   const createWebhookVerifier = (options: WebhookVerifierOptions): WebhookVerifier => createVerifierWith(options, engine);
   const createWebhookHandler = (options: WebhookHandlerOptions): WebhookHandler =>
-    createHandlerWith(options, (o, secretOption) => createDeliveryCheck(o, engine, secretOption));
+    createHandlerWith(options, (o, secretOption) => createDeliveryCheck(o, engine, secretOption), makeDeadlines);
   return {
     createWebhookVerifier,
     verifyWebhook: (input: VerifyWebhookInput): Promise<VerifiedDelivery> => createWebhookVerifier(input).verify(input.headers, input.body),
     createWebhookHandler,
     createVerikitRoutes: <Req>(options: VerikitRoutesOptions<Req>, adapter?: AdapterInfo): VerikitRoutes<Req> =>
-      createRoutesWith(options, createWebhookHandler, adapter),
+      createRoutesWith(options, createWebhookHandler, makeDeadlines, adapter),
     createFetchWebhookHandler: (options: FetchWebhookOptions): FetchWebhookHandler =>
-      fetchWebhookHandlerWith(options, (o) => createRoutesWith(o, createWebhookHandler)),
+      fetchWebhookHandlerWith(options, (o) => createRoutesWith(o, createWebhookHandler, makeDeadlines)),
   };
 }

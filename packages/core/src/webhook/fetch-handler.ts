@@ -7,8 +7,14 @@ export type FetchWebhookOptions = WebhookRouteOptions & {
   client?: VerikitClient;
 };
 
-/** The webhook route as a Fetch handler: a `Request` in, a `Response` out. */
-export type FetchWebhookHandler = (request: Request) => Promise<Response>;
+/** What a Fetch runtime may hand over with the request: a Worker's `ctx` fits. */
+export interface FetchRequestContext {
+  /** Keeps the runtime alive for work that outlives the answer (an `onEvent` past its deadline). */
+  waitUntil?(promise: Promise<unknown>): void;
+}
+
+/** The webhook route as a Fetch handler: a `Request` (and a Worker's `ctx`) in, a `Response` out. */
+export type FetchWebhookHandler = (request: Request, context?: FetchRequestContext) => Promise<Response>;
 
 /** Builds the Fetch handler over the platform's route factory. */
 export function fetchWebhookHandlerWith(

@@ -5,7 +5,7 @@ import type { KybCaseDetails } from '../schemas/kyb.js';
 import type { KycResult } from '../schemas/kyc.js';
 import { type ClaimResult, type IdempotencyStore, type Lease, LeaseLostError, type LeaseOutcome } from '../store/store.js';
 import { resolveTracing, type SpanAttributes, type SpanRecorder, type TelemetryOption, TRACER_SCOPE } from '../telemetry/tracing.js';
-import { DeadlineSweeper, type Outcome } from '../util/deadlines.js';
+import { type DeadlinesFactory, type Outcome, raceDeadline } from '../util/deadlines.js';
 import { isPost } from '../util/headers.js';
 import { keepLeaseWhile } from '../util/keep-lease.js';
 import { failureLevel, type Logger, resolveLogger } from '../util/logger.js';
@@ -134,6 +134,12 @@ export interface WebhookRequest {
   method: string;
   headers: WebhookHeaders;
   body: WebhookBody | null | undefined;
+  /**
+   * Keeps the runtime alive for work that outlives the answer (an `onEvent` past its deadline,
+   * then recording its outcome): a Worker's `ctx.waitUntil`. Without it, on Workers that work is
+   * dropped when the response is sent.
+   */
+  waitUntil?: (promise: Promise<unknown>) => void;
 }
 
 /** The answer for the framework to send. */
@@ -154,6 +160,7 @@ const COMPLETE_ATTEMPTS = 6;
 export function createHandlerWith(
   options: WebhookHandlerOptions,
   makeCheck: (o: WebhookVerifierOptions, secretOption: string) => DeliveryCheck,
+  makeDeadlines: DeadlinesFactory,
 ): WebhookHandler {
   if (options === null || typeof options !== 'object')
     throw new ConfigurationError('options', 'createWebhookHandler needs an options object');
@@ -200,7 +207,7 @@ export function createHandlerWith(
     logger.debug({ status: answer.status, code, ...fields }, 'webhook delivery refused');
     return answer;
   };
-  const deadlines = new DeadlineSweeper(deadlineMs);
+  const deadlines = makeDeadlines(deadlineMs);
   const tracing = resolveTracing(options.telemetry, TRACER_SCOPE, VERSION);
 
   /** Tells `onError` when an owner's call found the lease no longer theirs (the store changed nothing). */
@@ -299,7 +306,7 @@ export function createHandlerWith(
       const result = onEvent(ctx);
       // A plain value means the work is already done; only pending work races the deadline.
       if (isThenable(result)) work = result;
-      outcome = work === undefined ? 'ok' : await deadlines.race(work, failed);
+      outcome = work === undefined ? 'ok' : await raceDeadline(deadlines, work, failed);
     } catch (error) {
       failed(error);
       outcome = 'failed';
@@ -326,13 +333,14 @@ export function createHandlerWith(
       stale: () => noteStale('stale', lease, 'extend', 'extend'),
       error: (error) => report(error, { id: lease.id, stage: 'extend' }),
     });
-    slow.then(
+    const settled = Promise.resolve(slow).then(
       () => complete(lease, 'late-complete'),
       (error: unknown) => {
         report(error, { id: lease.id, stage: 'late-event' });
         return release(lease, 'late-release');
       },
     );
+    request.waitUntil?.(settled);
     return reply(503, 'handler_timeout', {}, retryAfter);
   };
   const traced: WebhookHandler = (request) =>
