@@ -1,9 +1,10 @@
 // `pnpm bench`: every benchmark in one run. Figures, not pass/fail: the quality bars are read off this output.
-// Flags: --quick (shorter runs), --verbose (print every round), --only=verify|client|adapters|inbox (one benchmark),
+// Flags: --quick (shorter runs), --verbose (print every round), --only=sizes|verify|client|adapters|inbox (one benchmark),
 // --control (adapters: bare route vs bare route, the method's own spread).
 import { benchAdapters } from './adapters.mjs';
 import { benchClient } from './client.mjs';
 import { benchInbox } from './inbox.mjs';
+import { benchSizes } from './sizes.mjs';
 import { benchVerify } from './verify.mjs';
 
 const quick = process.argv.includes('--quick');
@@ -11,6 +12,7 @@ const verbose = process.argv.includes('--verbose');
 const control = process.argv.includes('--control');
 const only = process.argv.find((arg) => arg.startsWith('--only='))?.slice('--only='.length);
 const selected = (name) => only === undefined || only === name;
+if (selected('sizes')) await benchSizes();
 if (selected('verify')) await benchVerify({ verbose, ...(quick ? { durationMs: 300, rounds: 3 } : {}) });
 if (selected('client')) await benchClient({ verbose, ...(quick ? { durationMs: 400, rounds: 5 } : {}) });
 if (selected('adapters')) {
