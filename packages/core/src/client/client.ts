@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { ConfigurationError, InvalidArgumentError } from '../errors.js';
 import { buildVerificationLink, readTokenExpiry } from '../link/link.js';
 import {
@@ -97,15 +97,16 @@ export interface VerikitClient {
   close(): Promise<void>;
 }
 
+const nonEmpty = z.string().check(z.minLength(1));
 const createCaseInput = z.strictObject({
-  refId: z.string().min(1),
-  flow: z.string().min(1).optional(),
-  country: z.string().min(1).optional(),
-  countryState: z.string().min(1).optional(),
+  refId: nonEmpty,
+  flow: z.optional(nonEmpty),
+  country: z.optional(nonEmpty),
+  countryState: z.optional(nonEmpty),
 });
-const createSessionInput = z.strictObject({ refId: z.string().min(1), flowId: z.string().min(1).optional() });
+const createSessionInput = z.strictObject({ refId: nonEmpty, flowId: z.optional(nonEmpty) });
 
-function checkInput<T>(schema: z.ZodType<T>, input: unknown, what: string): T {
+function checkInput<T>(schema: z.ZodMiniType<T>, input: unknown, what: string): T {
   const result = schema.safeParse(input);
   if (result.success) return result.data;
   const issue = result.error.issues[0];

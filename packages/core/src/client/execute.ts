@@ -1,4 +1,4 @@
-import type * as z from 'zod';
+import type * as z from 'zod/mini';
 import { errorReason } from '../util/logger.js';
 import { safeResponseBody } from '../util/redact.js';
 import {
@@ -29,7 +29,7 @@ export interface Call<T> {
   /** The path's template, for traces (`/kyb/case/{refId}/details`): never the refId itself. */
   route: string;
   body?: Record<string, unknown>;
-  schema: z.ZodType<T>;
+  schema: z.ZodMiniType<T>;
   signal?: AbortSignal | undefined;
 }
 
@@ -201,7 +201,7 @@ export class Executor {
     });
   }
 
-  private parse<T>(schema: z.ZodType<T>, status: number, text: string, context: RequestContext & { requestId: string | undefined }): T {
+  private parse<T>(schema: z.ZodMiniType<T>, status: number, text: string, context: RequestContext & { requestId: string | undefined }): T {
     let json: unknown;
     try {
       json = JSON.parse(text);

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { openEnum } from './open-enum.js';
 
 /** KYB case statuses documented in spec 2.2. */
@@ -37,24 +37,24 @@ export const kybFieldSchema = z.looseObject({
   key: z.string(),
   title: z.string(),
   value: z.unknown(),
-  type: z.union([z.string(), z.array(z.string())]).optional(),
+  type: z.optional(z.union([z.string(), z.array(z.string())])),
   required: z.boolean(),
-  format: z.string().optional(),
-  groupKey: z.string().optional(),
-  groupTitle: z.string().optional(),
+  format: z.optional(z.string()),
+  groupKey: z.optional(z.string()),
+  groupTitle: z.optional(z.string()),
 });
 /** A collected form or address field. */
 export type KybField = z.infer<typeof kybFieldSchema>;
 
 /** Schema of normalized business data (spec 2.6); inner fields are not documented. */
 export const kybEnrichmentSchema = z.looseObject({
-  names: jsonObject.optional(),
-  address: jsonObject.optional(),
-  geo: jsonObject.optional(),
-  industry: z.array(z.unknown()).optional(),
-  company: jsonObject.optional(),
-  workforce: jsonObject.optional(),
-  financials: jsonObject.optional(),
+  names: z.optional(jsonObject),
+  address: z.optional(jsonObject),
+  geo: z.optional(jsonObject),
+  industry: z.optional(z.array(z.unknown())),
+  company: z.optional(jsonObject),
+  workforce: z.optional(jsonObject),
+  financials: z.optional(jsonObject),
 });
 /** Normalized business data attached to some form steps. */
 export type KybEnrichment = z.infer<typeof kybEnrichmentSchema>;
@@ -65,8 +65,8 @@ export const kybDocumentFileSchema = z.looseObject({
   originalName: z.string(),
   mimeType: z.string(),
   size: z.number(),
-  createdAt: isoString.optional(),
-  analysis: z.looseObject({ matches: z.boolean().optional() }).optional(),
+  createdAt: z.optional(isoString),
+  analysis: z.optional(z.looseObject({ matches: z.optional(z.boolean()) })),
   url: z.string(),
 });
 /** An uploaded file; its `url` is an API path that yields a short-lived signed download URL. */
@@ -87,7 +87,7 @@ export const kybFormStepSchema = z.looseObject({
   ...stepBase,
   type: z.literal('form'),
   fields: z.array(kybFieldSchema),
-  enrichment: kybEnrichmentSchema.optional(),
+  enrichment: z.optional(kybEnrichmentSchema),
 });
 /** Schema of an `address` step. */
 export const kybAddressStepSchema = z.looseObject({
@@ -149,23 +149,25 @@ export const kybStepSchema = z.union([
   ]),
   z.looseObject({
     ...stepBase,
-    type: z.string().refine((type) => !knownStepTypes.has(type), { message: 'breaks the schema of its documented step type', abort: true }),
+    type: z
+      .string()
+      .check(z.refine((type) => !knownStepTypes.has(type), { message: 'breaks the schema of its documented step type', abort: true })),
   }),
-]) as unknown as z.ZodType<KybStep>;
+]) as unknown as z.ZodMiniType<KybStep>;
 
 /** Schema of an AML summary (spec 2.7). */
 export const amlSummarySchema = z.looseObject({
-  refId: z.string().optional(),
-  name: z.string().optional(),
+  refId: z.optional(z.string()),
+  name: z.optional(z.string()),
   status: z.string(),
   businessRole: openEnum(['primary', 'related'] as const),
-  businessName: z.string().optional(),
-  caseType: z.string().optional(),
-  sourceType: z.string().optional(),
-  ongoingMonitoring: z.boolean().optional(),
-  totalHits: z.number().optional(),
-  createdAt: isoString.optional(),
-  reviewedAt: isoString.optional(),
+  businessName: z.optional(z.string()),
+  caseType: z.optional(z.string()),
+  sourceType: z.optional(z.string()),
+  ongoingMonitoring: z.optional(z.boolean()),
+  totalHits: z.optional(z.number()),
+  createdAt: z.optional(isoString),
+  reviewedAt: z.optional(isoString),
 });
 /** An AML screening summary. */
 export type AmlSummary = z.infer<typeof amlSummarySchema>;
@@ -173,10 +175,10 @@ export type AmlSummary = z.infer<typeof amlSummarySchema>;
 /** Schema of website analysis (spec 2.8). */
 export const websiteAnalysisSchema = z.looseObject({
   domain: z.string(),
-  status: z.string().optional(),
-  initiatedAt: isoString.optional(),
-  completedAt: isoString.optional(),
-  data: jsonObject.optional(),
+  status: z.optional(z.string()),
+  initiatedAt: z.optional(isoString),
+  completedAt: z.optional(isoString),
+  data: z.optional(jsonObject),
 });
 /** Website analysis, present only when available. */
 export type WebsiteAnalysis = z.infer<typeof websiteAnalysisSchema>;
@@ -184,8 +186,8 @@ export type WebsiteAnalysis = z.infer<typeof websiteAnalysisSchema>;
 /** Schema of a reopen entry (spec 2.9). */
 export const reopenEntrySchema = z.looseObject({
   stepIds: z.array(z.string()),
-  reason: z.string().optional(),
-  reopenedAt: isoString.optional(),
+  reason: z.optional(z.string()),
+  reopenedAt: z.optional(isoString),
 });
 /** One reopen of given steps. */
 export type ReopenEntry = z.infer<typeof reopenEntrySchema>;
@@ -195,15 +197,15 @@ export const kybCaseDetailsSchema = z.looseObject({
   id: z.string(),
   refId: z.string(),
   status: kybStatusSchema,
-  flagType: openEnum(['NONE', 'LOW', 'MEDIUM', 'HIGH'] as const).optional(),
-  businessName: z.string().nullable().optional(),
-  flow: z.looseObject({ id: z.string(), title: z.string().optional(), country: z.string().optional() }),
+  flagType: z.optional(openEnum(['NONE', 'LOW', 'MEDIUM', 'HIGH'] as const)),
+  businessName: z.optional(z.nullable(z.string())),
+  flow: z.looseObject({ id: z.string(), title: z.optional(z.string()), country: z.optional(z.string()) }),
   steps: z.array(kybStepSchema),
   amlScreening: z.looseObject({ primary: z.array(amlSummarySchema), related: z.array(amlSummarySchema) }),
-  websiteAnalysis: websiteAnalysisSchema.optional(),
+  websiteAnalysis: z.optional(websiteAnalysisSchema),
   reopenHistory: z.array(reopenEntrySchema),
-  createdAt: isoString.optional(),
-  updatedAt: isoString.optional(),
+  createdAt: z.optional(isoString),
+  updatedAt: z.optional(isoString),
 });
 /** KYB case details. */
 export type KybCaseDetails = z.infer<typeof kybCaseDetailsSchema>;

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { ConfigurationError } from '../errors.js';
 
 /** Schema of the KYC session-creation response (spec 2.11). */
