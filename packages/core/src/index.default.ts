@@ -3,6 +3,7 @@ import { type ClientOptions, clientOptionsFromEnv, withVariableNames } from './c
 import { createFetchTransport } from './client/transport-fetch.js';
 import type { AdapterInfo, VerikitRoutes, VerikitRoutesOptions } from './routes.js';
 import { TimerDeadlines } from './util/deadlines.js';
+import { runtimeName } from './util/runtime.js';
 import type { VerifyWebhookInput } from './webhook/api.js';
 import { webhookApi } from './webhook/api.js';
 import type { FetchWebhookHandler, FetchWebhookOptions } from './webhook/fetch-handler.js';
@@ -26,7 +27,7 @@ export interface NodeClientOptions extends ClientOptions {}
  * const client = createClient({ apiKey: env.VERIKIT_API_KEY, baseUrl: 'https://api.example' });
  */
 export function createClient(options: ClientOptions): VerikitClient {
-  return createClientWithTransport(options, createFetchTransport(options?.fetch), 'web');
+  return createClientWithTransport(options, createFetchTransport(options?.fetch), runtimeName());
 }
 
 /** Creates a client from `VERIKIT_*` variables; pass the env record where there is no `process.env` (Workers). */

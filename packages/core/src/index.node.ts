@@ -1,9 +1,10 @@
 import { createClientWithTransport, type VerikitClient } from './client/client.js';
 import { type ClientOptions, clientOptionsFromEnv, withVariableNames } from './client/options.js';
 import { createFetchTransport } from './client/transport-fetch.js';
-import { createUndiciTransport, type UndiciTransportOptions } from './client/transport-undici.js';
+import { createNodeTransport, type UndiciTransportOptions } from './client/transport-undici.js';
 import type { AdapterInfo, VerikitRoutes, VerikitRoutesOptions } from './routes.js';
 import { DeadlineSweeper } from './util/deadlines.js';
+import { runtimeName } from './util/runtime.js';
 import type { VerifyWebhookInput } from './webhook/api.js';
 import { webhookApi } from './webhook/api.js';
 import type { FetchWebhookHandler, FetchWebhookOptions } from './webhook/fetch-handler.js';
@@ -31,12 +32,12 @@ export function createClient(options: NodeClientOptions): VerikitClient {
   const transport =
     options?.fetch !== undefined
       ? createFetchTransport(options.fetch)
-      : createUndiciTransport({
+      : createNodeTransport({
           dispatcher: options?.dispatcher,
           connections: options?.connections,
           keepAliveTimeoutMs: options?.keepAliveTimeoutMs,
         });
-  return createClientWithTransport(options, transport, `node ${process.version}`);
+  return createClientWithTransport(options, transport, runtimeName());
 }
 
 /** Creates a client from `VERIKIT_API_KEY`, `VERIKIT_BASE_URL`, and optionally `VERIKIT_WEB_URL`, `VERIKIT_PUBLIC_KEY`, `VERIKIT_ENVIRONMENT`. */

@@ -36,6 +36,7 @@ describe.each([
     const headers = server.requests[index]!.headers;
     expect(headers['x-api-key']).toBe(API_KEY);
     expect(headers['user-agent']).toMatch(new RegExp(`^verikit/${VERSION.replace(/\./g, '\\.')} `));
+    expect(headers['user-agent']).toContain(`(node/${process.versions.node})`);
   }
 
   it('kyb.createCase POSTs /kyb/case with refId, flow, country and country_state', async () => {

@@ -91,6 +91,22 @@ beforeAll(async () => {
 });
 afterAll(() => fake?.close());
 
+describe('the Node build off Node (loaded by its file)', () => {
+  it.each([
+    ['Bun, where undici is a stub without dispatch', () => [bin('bun'), ['entries/node-build.mjs']] as const],
+    [
+      'Deno without env access, where undici cannot load',
+      () => [bin('deno'), ['run', '--no-prompt', '--allow-net=127.0.0.1', '--allow-read', 'entries/node-build.mjs']] as const,
+    ],
+  ])('its client falls back to fetch on %s', async (_name, command) => {
+    const [file, args] = command();
+    const run = runCommand(file, [...args, fake.baseUrl, fake.credentials.apiKey], dir, { DENO_NO_UPDATE_CHECK: '1' });
+    const code = await new Promise<number | null>((resolve) => run.child.on('close', resolve));
+    expect(run.output()).toContain('node build: NOT_STARTED');
+    expect(code).toBe(0);
+  });
+});
+
 describe.each(RUNTIMES)('$name', ({ start, printsReady }) => {
   let app: RunningSnippet;
   let base: string;

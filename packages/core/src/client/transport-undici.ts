@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { Agent, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import {
   type BufferedResponse,
   type StreamingResponse,
@@ -9,11 +9,22 @@ import {
   TransportTooLarge,
   withTimeoutSignal,
 } from './transport.js';
+import { createFetchTransport } from './transport-fetch.js';
+
+/**
+ * An undici dispatcher (`Agent`, `ProxyAgent`, `Pool`, ...), typed by the members verikit calls so
+ * that its types never require undici, an optional peer.
+ */
+export interface DispatcherLike {
+  dispatch(options: never, handler: never): boolean;
+  request(options: never): Promise<unknown>;
+  close(): Promise<void>;
+}
 
 /** Pool settings for the client's own undici Agent. */
 export interface UndiciTransportOptions {
   /** An undici dispatcher of the integrator's (a ProxyAgent, say); verikit will not close it. */
-  dispatcher?: Dispatcher;
+  dispatcher?: DispatcherLike;
   /** Sockets per origin (default 32). */
   connections?: number;
   /** Idle keep-alive lifetime in ms (default 10 s, under common server idle timeouts). */
@@ -84,26 +95,77 @@ function dispatchBuffered(dispatcher: Dispatcher, request: TransportRequest): Pr
   });
 }
 
-/** Transport over undici with one keep-alive Agent per client. */
-export function createUndiciTransport(options: UndiciTransportOptions = {}): Transport {
-  const owned = options.dispatcher === undefined;
-  const dispatcher: Dispatcher =
-    options.dispatcher ??
-    new Agent({
-      connections: options.connections ?? 32,
-      keepAliveTimeout: options.keepAliveTimeoutMs ?? 10_000,
-      keepAliveMaxTimeout: 60_000,
-    });
+/** What verikit takes from the undici module. */
+export interface UndiciModule {
+  Agent: new (options: { connections: number; keepAliveTimeout: number; keepAliveMaxTimeout: number }) => DispatcherLike;
+}
+
+// A variable specifier, so bundlers leave undici (an optional peer) to the runtime.
+const UNDICI_MODULE = 'undici';
+let undiciLoad: Promise<UndiciModule | null> | undefined;
+
+/**
+ * undici when this runtime can load a working one, else null: not installed, Bun's stub (an Agent
+ * without `dispatch`), an import that throws, or Deno, whose undici reads env variables on the
+ * first request (refused without --allow-env). Loaded once.
+ */
+export function loadUndici(): Promise<UndiciModule | null> {
+  if ((globalThis as { Deno?: unknown }).Deno !== undefined) return Promise.resolve(null);
+  undiciLoad ??= import(/* webpackIgnore: true */ /* @vite-ignore */ UNDICI_MODULE).then(
+    (module: { Agent?: unknown; default?: { Agent?: unknown } }) => {
+      const Agent = module.Agent ?? module.default?.Agent;
+      return typeof Agent === 'function' && typeof Agent.prototype?.dispatch === 'function' ? ({ Agent } as UndiciModule) : null;
+    },
+    () => null,
+  );
+  return undiciLoad;
+}
+
+/** Transport over one undici dispatcher (closed with the client only when `owned`). */
+export function createUndiciTransport(dispatcher: DispatcherLike, owned: boolean): Transport {
+  const undici = dispatcher as unknown as Dispatcher;
   return {
-    request: (request) => dispatchBuffered(dispatcher, request),
+    request: (request) => dispatchBuffered(undici, request),
     async open(request): Promise<StreamingResponse> {
       const { statusCode, headers, body } = await withTimeoutSignal(request, (signal) =>
-        dispatcher.request({ origin: request.origin, path: request.path, method: request.method, headers: request.headers, signal }),
+        undici.request({ origin: request.origin, path: request.path, method: request.method, headers: request.headers, signal }),
       );
       return { status: statusCode, header: headerOf(headers), body: Readable.toWeb(body) as ReadableStream<Uint8Array> };
     },
     async close() {
-      if (owned) await dispatcher.close();
+      if (owned) await undici.close();
     },
+  };
+}
+
+/**
+ * The Node build's transport: your dispatcher if given; else one keep-alive undici Agent per client
+ * where undici loads; else the runtime's own `fetch` (Node's is undici inside, without pool settings).
+ */
+export function createNodeTransport(
+  options: UndiciTransportOptions = {},
+  load: () => Promise<UndiciModule | null> = loadUndici,
+): Transport {
+  if (options.dispatcher !== undefined) return createUndiciTransport(options.dispatcher, false);
+  let chosen: Transport | undefined;
+  const ready = load().then((undici) => {
+    chosen =
+      undici === null
+        ? createFetchTransport()
+        : createUndiciTransport(
+            new undici.Agent({
+              connections: options.connections ?? 32,
+              keepAliveTimeout: options.keepAliveTimeoutMs ?? 10_000,
+              keepAliveMaxTimeout: 60_000,
+            }),
+            true,
+          );
+    return chosen;
+  });
+  // Once chosen, calls go straight through: no promise per request for the choice.
+  return {
+    request: (request) => (chosen ? chosen.request(request) : ready.then((t) => t.request(request))),
+    open: (request) => (chosen ? chosen.open(request) : ready.then((t) => t.open(request))),
+    close: () => ready.then((t) => t.close()),
   };
 }
