@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { looseObject } from './loose-object.js';
 import { openEnum } from './open-enum.js';
 
 /** KYB case statuses documented in spec 2.2. */
@@ -20,8 +21,8 @@ export function isFinal(status: KybStatus): status is 'COMPLETED' | 'REJECTED' {
 }
 
 /** Schema of the KYB case-creation response (spec 2.1). */
-export const kybCreateCaseResponseSchema = z.looseObject({
-  kybCase: z.looseObject({
+export const kybCreateCaseResponseSchema = looseObject({
+  kybCase: looseObject({
     _id: z.string(),
     refId: z.string(),
     status: kybStatusSchema,
@@ -33,7 +34,7 @@ export const kybCreateCaseResponseSchema = z.looseObject({
 export type KybCreateCaseResponse = z.infer<typeof kybCreateCaseResponseSchema>;
 
 /** Schema of a field object (spec 2.5). */
-export const kybFieldSchema = z.looseObject({
+export const kybFieldSchema = looseObject({
   key: z.string(),
   title: z.string(),
   value: z.unknown(),
@@ -47,7 +48,7 @@ export const kybFieldSchema = z.looseObject({
 export type KybField = z.infer<typeof kybFieldSchema>;
 
 /** Schema of normalized business data (spec 2.6); inner fields are not documented. */
-export const kybEnrichmentSchema = z.looseObject({
+export const kybEnrichmentSchema = looseObject({
   names: z.optional(jsonObject),
   address: z.optional(jsonObject),
   geo: z.optional(jsonObject),
@@ -60,20 +61,20 @@ export const kybEnrichmentSchema = z.looseObject({
 export type KybEnrichment = z.infer<typeof kybEnrichmentSchema>;
 
 /** Schema of a resolved, uploaded file (spec 2.6a). */
-export const kybDocumentFileSchema = z.looseObject({
+export const kybDocumentFileSchema = looseObject({
   id: z.string(),
   originalName: z.string(),
   mimeType: z.string(),
   size: z.number(),
   createdAt: z.optional(isoString),
-  analysis: z.optional(z.looseObject({ matches: z.optional(z.boolean()) })),
+  analysis: z.optional(looseObject({ matches: z.optional(z.boolean()) })),
   url: z.string(),
 });
 /** An uploaded file; its `url` is an API path that yields a short-lived signed download URL. */
 export type KybDocumentFile = z.infer<typeof kybDocumentFileSchema>;
 
 /** Schema of the signed-URL response (spec 2.6a). */
-export const signedDocumentUrlSchema = z.looseObject({
+export const signedDocumentUrlSchema = looseObject({
   url: z.string(),
   expiresIn: z.number(),
 });
@@ -83,29 +84,29 @@ export type SignedDocumentUrl = z.infer<typeof signedDocumentUrlSchema>;
 const stepBase = { id: z.string(), title: z.string() };
 
 /** Schema of a `form` step. */
-export const kybFormStepSchema = z.looseObject({
+export const kybFormStepSchema = looseObject({
   ...stepBase,
   type: z.literal('form'),
   fields: z.array(kybFieldSchema),
   enrichment: z.optional(kybEnrichmentSchema),
 });
 /** Schema of an `address` step. */
-export const kybAddressStepSchema = z.looseObject({
+export const kybAddressStepSchema = looseObject({
   ...stepBase,
   type: z.literal('address'),
   fields: z.array(kybFieldSchema),
 });
 /** Schema of a `document` step; the slot structure is not documented, so slots stay open. */
-export const kybDocumentStepSchema = z.looseObject({
+export const kybDocumentStepSchema = looseObject({
   ...stepBase,
   type: z.literal('document'),
   documents: z.array(z.unknown()),
   additionalFiles: z.array(z.unknown()),
 });
 /** Schema of a `ubo` step; entries are not documented beyond the key. */
-export const kybUboStepSchema = z.looseObject({ ...stepBase, type: z.literal('ubo'), ubos: z.array(z.unknown()) });
+export const kybUboStepSchema = looseObject({ ...stepBase, type: z.literal('ubo'), ubos: z.array(z.unknown()) });
 /** Schema of a `relatedBusinesses` step; entries are not documented beyond the key. */
-export const kybRelatedBusinessesStepSchema = z.looseObject({
+export const kybRelatedBusinessesStepSchema = looseObject({
   ...stepBase,
   type: z.literal('relatedBusinesses'),
   relatedBusinesses: z.array(z.unknown()),
@@ -147,7 +148,7 @@ export const kybStepSchema = z.union([
     kybUboStepSchema,
     kybRelatedBusinessesStepSchema,
   ]),
-  z.looseObject({
+  looseObject({
     ...stepBase,
     type: z
       .string()
@@ -156,7 +157,7 @@ export const kybStepSchema = z.union([
 ]) as unknown as z.ZodMiniType<KybStep>;
 
 /** Schema of an AML summary (spec 2.7). */
-export const amlSummarySchema = z.looseObject({
+export const amlSummarySchema = looseObject({
   refId: z.optional(z.string()),
   name: z.optional(z.string()),
   status: z.string(),
@@ -173,7 +174,7 @@ export const amlSummarySchema = z.looseObject({
 export type AmlSummary = z.infer<typeof amlSummarySchema>;
 
 /** Schema of website analysis (spec 2.8). */
-export const websiteAnalysisSchema = z.looseObject({
+export const websiteAnalysisSchema = looseObject({
   domain: z.string(),
   status: z.optional(z.string()),
   initiatedAt: z.optional(isoString),
@@ -184,7 +185,7 @@ export const websiteAnalysisSchema = z.looseObject({
 export type WebsiteAnalysis = z.infer<typeof websiteAnalysisSchema>;
 
 /** Schema of a reopen entry (spec 2.9). */
-export const reopenEntrySchema = z.looseObject({
+export const reopenEntrySchema = looseObject({
   stepIds: z.array(z.string()),
   reason: z.optional(z.string()),
   reopenedAt: z.optional(isoString),
@@ -193,15 +194,15 @@ export const reopenEntrySchema = z.looseObject({
 export type ReopenEntry = z.infer<typeof reopenEntrySchema>;
 
 /** Schema of the KYB case details payload (spec 2.2), the stable customer contract. */
-export const kybCaseDetailsSchema = z.looseObject({
+export const kybCaseDetailsSchema = looseObject({
   id: z.string(),
   refId: z.string(),
   status: kybStatusSchema,
   flagType: z.optional(openEnum(['NONE', 'LOW', 'MEDIUM', 'HIGH'] as const)),
   businessName: z.optional(z.nullable(z.string())),
-  flow: z.looseObject({ id: z.string(), title: z.optional(z.string()), country: z.optional(z.string()) }),
+  flow: looseObject({ id: z.string(), title: z.optional(z.string()), country: z.optional(z.string()) }),
   steps: z.array(kybStepSchema),
-  amlScreening: z.looseObject({ primary: z.array(amlSummarySchema), related: z.array(amlSummarySchema) }),
+  amlScreening: looseObject({ primary: z.array(amlSummarySchema), related: z.array(amlSummarySchema) }),
   websiteAnalysis: z.optional(websiteAnalysisSchema),
   reopenHistory: z.array(reopenEntrySchema),
   createdAt: z.optional(isoString),
