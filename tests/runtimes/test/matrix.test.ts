@@ -14,7 +14,7 @@ const build_ = `${dir}/.build`;
 
 /** How each runtime starts the scenario's app with its own server; every runtime comes from the npm registry. */
 const RUNTIMES: Array<{ name: string; start: (env: Record<string, string>) => RunningSnippet; printsReady: boolean }> = [
-  { name: 'Node 20 (this process)', start: (env) => runCommand(process.execPath, ['entries/node.mjs'], dir, env), printsReady: true },
+  { name: 'Node 20', start: (env) => runCommand(`${dir}/node_modules/node20/bin/node`, ['entries/node.mjs'], dir, env), printsReady: true },
   { name: 'Node 22', start: (env) => runCommand(`${dir}/node_modules/node22/bin/node`, ['entries/node.mjs'], dir, env), printsReady: true },
   { name: 'Node 24', start: (env) => runCommand(`${dir}/node_modules/node24/bin/node`, ['entries/node.mjs'], dir, env), printsReady: true },
   { name: 'Bun', start: (env) => runCommand(bin('bun'), ['entries/bun.mjs'], dir, env), printsReady: true },
