@@ -24,16 +24,22 @@ async function bodySource(c: Context): Promise<WebhookBodySource> {
   return { kind: 'stream', stream: c.req.raw.body };
 }
 
-/** The Worker's `waitUntil`, where the runtime gave Hono an execution context (Node's server, Bun and Deno give none). */
-function waitUntilOf(c: Context): ((promise: Promise<unknown>) => void) | undefined {
-  let ctx: Context['executionCtx'];
-  try {
-    ctx = c.executionCtx; // a getter that throws where there is none
-  } catch {
-    return undefined;
-  }
-  return (promise) => ctx.waitUntil(promise);
-}
+/**
+ * Hands late work to the Worker's `waitUntil` where the runtime gave Hono an execution context.
+ * Looked up only when there is late work: the getter throws where there is none (Node, Bun, Deno,
+ * whose processes keep running anyway), and a throw per request would cost the route.
+ */
+const waitUntilOf =
+  (c: Context) =>
+  (promise: Promise<unknown>): void => {
+    let ctx: Context['executionCtx'];
+    try {
+      ctx = c.executionCtx;
+    } catch {
+      return;
+    }
+    ctx.waitUntil(promise);
+  };
 
 /**
  * A Hono sub-app with `POST /webhook`, `POST /invite/kyb` and `POST /invite/kyc`; Web APIs only, so
