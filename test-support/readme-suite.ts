@@ -73,7 +73,7 @@ export function readmeServerSuite(start: StartSnippet, shape: ServerShape = {}):
       await client.kyb.createCase({ refId: 'readme-biz' });
       fake.kyb.setStatus('readme-biz', 'IN_REVIEW');
       const output = await snippet.waitFor('onEvent failed');
-      expect(output).toMatch(/verikit: webhook onEvent failed; answered 500.*id=msg_\w+.*AuthenticationError/);
+      expect(output).toMatch(/verikit: webhook onEvent failed; answered 500.*id=msg_[\w-]+.*AuthenticationError/);
       await fake.webhooks.settle().catch(() => undefined); // every retry answered (500s) before reading the whole log
       expect(snippet.output()).not.toMatch(/uncaught/i);
       expect(output).not.toContain(fake.credentials.webhookSecret);
