@@ -33,3 +33,6 @@ export async function requireService(name: string, url: string): Promise<boolean
   console.warn(`SKIPPED: the ${name} suites did not run (${message}); start it, or set the URL, to run them.`);
   return false;
 }
+
+/** The Redis server the real-server suites use: `VERIKIT_TEST_REDIS_URL`, else the local one (127.0.0.1:6379). */
+export const REDIS_URL = process.env.VERIKIT_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';

@@ -16,7 +16,8 @@ export type VerikitErrorCode =
   | 'aborted'
   | 'webhook_verification'
   | 'store_full'
-  | 'lease_lost';
+  | 'lease_lost'
+  | 'not_durable';
 
 /** Base class of every error verikit throws; switch on `code`, not on the message. */
 export class VerikitError extends Error {
