@@ -1,3 +1,5 @@
-export type { RedisBaseOptions, RedisClient } from './options.js';
+export { createRedisInbox, type RedisInbox, type RedisInboxOptions } from './inbox.js';
+export { type RedisBaseOptions, type RedisClient, RedisTimeoutError } from './options.js';
 export { type PersistencePolicy, type PersistenceReport, RedisNotDurableError, readPersistence } from './persistence.js';
 export { createRedisStore, type RedisIdempotencyStore, type RedisStoreOptions } from './store.js';
+export type { RedisTransaction } from './transaction.js';

@@ -1,4 +1,4 @@
-import { ConfigurationError, consoleLogger, DEFAULT_RETENTION_MS, type Logger } from '@verikit/core';
+import { ConfigurationError, consoleLogger, DEFAULT_RETENTION_MS, type Logger, VerikitError } from '@verikit/core';
 import type { Cluster, Redis } from 'ioredis';
 import { type PersistencePolicy, persistenceGuard } from './persistence.js';
 
@@ -19,6 +19,31 @@ export interface RedisBaseOptions {
   persistence?: PersistencePolicy;
   /** Where warnings and failures are written (default: `console` for warnings and errors; `false`: nowhere). */
   logger?: Logger | false;
+  /**
+   * The longest the webhook route waits for Redis, in ms (default 5 000, well within Svix's 15 s):
+   * past it, the delivery is answered 503 and retried by the sender, instead of hanging while
+   * Redis is unreachable (ioredis and BullMQ otherwise wait for the reconnection).
+   */
+  timeoutMs?: number;
+}
+
+/** Redis did not answer the webhook route's call in time (it is down or unreachable); the delivery is answered 503. */
+export class RedisTimeoutError extends VerikitError {
+  override name = 'RedisTimeoutError';
+  constructor(what: string, timeoutMs: number) {
+    super('timeout', `Redis did not answer ${what} within ${timeoutMs} ms (down or unreachable?)`);
+  }
+}
+
+/** Runs `call`, rejecting with {@link RedisTimeoutError} when it takes longer than `timeoutMs`. */
+export function withTimeout<T>(call: Promise<T>, timeoutMs: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new RedisTimeoutError(what, timeoutMs)), timeoutMs);
+  });
+  // A call that answers after the deadline is let go: the sender's retry meets what it did.
+  call.catch(() => {});
+  return Promise.race([call, late]).finally(() => clearTimeout(timer));
 }
 
 const silent: Logger = { debug() {}, info() {}, warn() {}, error() {} };
@@ -34,9 +59,12 @@ export function resolveBaseOptions(options: RedisBaseOptions, factory: string) {
   if (!Number.isInteger(retentionMs) || retentionMs < 1) {
     throw new ConfigurationError('retentionMs', 'retentionMs must be a positive whole number of ms');
   }
+  const timeoutMs = options.timeoutMs ?? 5_000;
+  if (!Number.isInteger(timeoutMs) || timeoutMs < 1)
+    throw new ConfigurationError('timeoutMs', 'timeoutMs must be a positive whole number of ms');
   const logger = options.logger === false ? silent : (options.logger ?? consoleLogger);
   const persistence = persistenceGuard(redis, options.persistence ?? 'warn', logger);
-  return { redis, retentionMs, logger, persistence };
+  return { redis, retentionMs, logger, persistence, timeoutMs };
 }
 
 /** A key prefix: any non-empty text; `what` names the option in the error. */

@@ -1,5 +1,5 @@
 import type { ClaimOptions, ClaimResult, IdempotencyStore, Lease, LeaseOutcome } from '@verikit/core';
-import { checkPrefix, type RedisBaseOptions, resolveBaseOptions } from './options.js';
+import { checkPrefix, type RedisBaseOptions, resolveBaseOptions, withTimeout } from './options.js';
 import type { PersistenceReport } from './persistence.js';
 import { defineScript, type Script } from './scripts.js';
 
@@ -75,7 +75,7 @@ const outcome = (reply: unknown): LeaseOutcome => (reply === 1 ? 'ok' : 'stale')
  * app.use('/verikit', verikitRouter({ webhook: { secret, store, onEvent } }));
  */
 export function createRedisStore(options: RedisStoreOptions): RedisIdempotencyStore {
-  const { redis, retentionMs, persistence } = resolveBaseOptions(options, 'createRedisStore');
+  const { redis, retentionMs, persistence, timeoutMs } = resolveBaseOptions(options, 'createRedisStore');
   const prefix = checkPrefix(options.prefix ?? 'verikit:receipt:', 'prefix');
   const [claimScript, completeScript, releaseScript, extendScript] = [CLAIM, COMPLETE, RELEASE, EXTEND].map((lua) =>
     defineScript(redis, lua, 1),
@@ -86,20 +86,25 @@ export function createRedisStore(options: RedisStoreOptions): RedisIdempotencySt
   return {
     checkPersistence: persistence.check,
     async claim(id: string, claim: ClaimOptions): Promise<ClaimResult> {
-      await persistence.ensure();
       const owner = crypto.randomUUID();
-      const status = await claimScript([prefix + id], [owner, ms(claim.leaseMs), keep]);
+      const claiming = async () => {
+        await persistence.ensure();
+        return claimScript([prefix + id], [owner, ms(claim.leaseMs), keep]);
+      };
+      const status = await withTimeout(claiming(), timeoutMs, 'a claim');
       if (status === 'claimed') return { status, lease: { id, owner } };
       return status === 'done' ? { status: 'done' } : { status: 'in-progress' };
     },
     async complete(lease: Lease): Promise<LeaseOutcome> {
-      return outcome(await completeScript([prefix + lease.id], [lease.owner, keep]));
+      return outcome(await withTimeout(completeScript([prefix + lease.id], [lease.owner, keep]), timeoutMs, 'a completion'));
     },
     async release(lease: Lease): Promise<LeaseOutcome> {
-      return outcome(await releaseScript([prefix + lease.id], [lease.owner]));
+      return outcome(await withTimeout(releaseScript([prefix + lease.id], [lease.owner]), timeoutMs, 'a release'));
     },
     async extend(lease: Lease, claim: ClaimOptions): Promise<LeaseOutcome> {
-      return outcome(await extendScript([prefix + lease.id], [lease.owner, ms(claim.leaseMs), keep]));
+      return outcome(
+        await withTimeout(extendScript([prefix + lease.id], [lease.owner, ms(claim.leaseMs), keep]), timeoutMs, 'an extension'),
+      );
     },
   };
 }

@@ -79,6 +79,24 @@ describe.runIf(serverAvailable)('the Redis store on the real server', () => {
     expect(ran).toHaveLength(1);
   });
 
+  it('a Redis that is down -> the webhook route answers 503 within timeoutMs, never hangs, never a 2xx', async () => {
+    // With no limit on retries, ioredis would hold the call until Redis is back: only timeoutMs answers it.
+    const down = new Redis('redis://127.0.0.1:1', { maxRetriesPerRequest: null, retryStrategy: () => 200 });
+    down.on('error', () => {});
+    const errors: unknown[] = [];
+    const handler = createWebhookHandler({
+      secret: SECRET,
+      store: createRedisStore({ redis: down, prefix, timeoutMs: 300 }),
+      logger: false,
+      onEvent: () => {},
+      onError: (error) => errors.push(error),
+    });
+    const signed = signWebhook({ secret: SECRET, payload: '{}', id: `msg_down_${Date.now()}` });
+    expect((await handler({ method: 'POST', headers: signed.headers, body: signed.body })).status).toBe(503);
+    expect(errors).toEqual([expect.objectContaining({ name: 'RedisTimeoutError', code: 'timeout' })]);
+    down.disconnect();
+  });
+
   describe('persistence: it says what this server can lose, and refuses when asked to', () => {
     it('reads the settings of the server (this one keeps nothing on disk)', async () => {
       const report = await readPersistence(redis);

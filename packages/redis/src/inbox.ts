@@ -1,0 +1,261 @@
+import type { AcceptResult, DeadLetter, InboxDelivery, InboxEngine, InboxEvent, LeaseOutcome } from '@verikit/core';
+import { type Job, Queue, Worker } from 'bullmq';
+import type { Cluster, Redis } from 'ioredis';
+import { jobIdFor } from './job-id.js';
+import { checkPrefix, type RedisBaseOptions, type RedisClient, resolveBaseOptions, withTimeout } from './options.js';
+import type { PersistenceReport } from './persistence.js';
+import { defineScript } from './scripts.js';
+import { COMMIT, commitScript, RecordedTransaction, type RedisTransaction } from './transaction.js';
+
+/** Options of {@link createRedisInbox}. */
+export interface RedisInboxOptions extends RedisBaseOptions {
+  /** The BullMQ queue's name (default `verikit-inbox`). */
+  queueName?: string;
+  /** BullMQ's key prefix (default `{verikit}`): the hash tag keeps the whole queue in one Redis Cluster slot, as BullMQ asks. */
+  prefix?: string;
+}
+
+/** An inbox on BullMQ: `accept` for the webhook route, the rest for `createInboxWorker`. `ctx.sql` is a {@link RedisTransaction}. */
+export interface RedisInbox extends InboxEngine<RedisTransaction> {
+  /** The BullMQ queue itself, for a dashboard (Bull Board) or metrics; add nothing to it yourself. */
+  readonly queue: Queue;
+  /** Reads the server's persistence settings now: logs or refuses per the `persistence` option. Call it at startup. */
+  checkPersistence(): Promise<PersistenceReport>;
+  /**
+   * Closes the queue and the worker's connections (your `redis` client stays open). Stop the
+   * worker first (`worker.stop()`); an event this inbox had fetched but not started is retried
+   * elsewhere once its lease runs out.
+   */
+  close(): Promise<void>;
+}
+
+/** What a job carries: the delivery as the route verified it. */
+interface EventData {
+  id: string;
+  timestamp: number;
+  body: string;
+}
+
+/** A failed attempt as BullMQ's backoff strategy receives it: the worker decided the delay already. */
+class AttemptFailed extends Error {
+  override name = 'AttemptFailed';
+  constructor(
+    message: string,
+    readonly retryInMs: number,
+  ) {
+    super(message);
+  }
+}
+
+// BullMQ's own attempt limit never ends an event: the worker's `retry.maxAttempts` does, by
+// discarding the job before it fails, which moves it to BullMQ's failed set: the dead letters.
+const UNLIMITED_ATTEMPTS = 2 ** 31 - 1;
+// A job whose lease ran out is moved back to wait however often that happens, as a Postgres lease would be.
+const UNLIMITED_STALLS = 2 ** 31 - 1;
+
+/** BullMQ's answers when a job is no longer held with this token: missing job, lock, active state, or another's lock. */
+const LOST = /^(Missing key for job|Missing lock for job|Job .* is not in the active state|Lock mismatch for job)/;
+
+async function heldOrStale(action: () => Promise<unknown>): Promise<LeaseOutcome> {
+  try {
+    await action();
+    return 'ok';
+  } catch (error) {
+    if (error instanceof Error && LOST.test(error.message)) return 'stale';
+    throw error;
+  }
+}
+
+/** A connection of the worker's own, as BullMQ's workers need them: commands wait for a reconnection instead of failing. */
+function workerConnection(redis: RedisClient): RedisClient {
+  if ('nodes' in redis && typeof redis.nodes === 'function') {
+    const cluster = redis as Cluster;
+    return cluster.duplicate(undefined, {
+      redisOptions: { ...cluster.options.redisOptions, maxRetriesPerRequest: null },
+    });
+  }
+  return (redis as Redis).duplicate({ maxRetriesPerRequest: null });
+}
+
+/**
+ * The spec's "store and enqueue once" on Redis, with BullMQ as the queue: `accept` adds a job whose
+ * `jobId` is the `svix-id` (a repeat changes nothing while the job is kept: done ones for
+ * `retentionMs`, dead-lettered ones until replayed or removed). `createInboxWorker` drains it over a
+ * BullMQ `Worker` fetching jobs by hand: leases are BullMQ's job locks, retries its delayed set,
+ * dead letters its failed set. Writes `onEvent` makes through `ctx.sql` are applied exactly once.
+ * @example
+ * const inbox = createRedisInbox({ redis: new Redis(process.env.REDIS_URL) });
+ * app.use('/verikit', verikitRouter({ webhook: { secret, inbox } }));
+ * createInboxWorker({ inbox, client, onEvent: async (ctx) => { ctx.sql.call('SET', `seen:${ctx.id}`, '1') } }).start();
+ */
+export function createRedisInbox(options: RedisInboxOptions): RedisInbox {
+  const { redis, retentionMs, logger, persistence, timeoutMs } = resolveBaseOptions(options, 'createRedisInbox');
+  const queueName = checkPrefix(options.queueName ?? 'verikit-inbox', 'queueName');
+  const prefix = checkPrefix(options.prefix ?? '{verikit}', 'prefix');
+  const onBullError = (error: unknown) => logger.warn({ err: error }, 'inbox on Redis: connection error (BullMQ reconnects)');
+  const queue = new Queue<EventData>(queueName, {
+    connection: redis,
+    prefix,
+    defaultJobOptions: {
+      attempts: UNLIMITED_ATTEMPTS,
+      backoff: { type: 'verikit' },
+      removeOnComplete: { age: Math.ceil(retentionMs / 1000) },
+      removeOnFail: false,
+    },
+  });
+  queue.on('error', onBullError);
+
+  let worker: Worker<EventData> | undefined;
+  let workerRedis: RedisClient | undefined;
+  let commit: ReturnType<typeof defineScript> | undefined;
+  /** Jobs fetched and locked by this inbox, by their lock token, until completed or failed. */
+  const held = new Map<string, Job<EventData>>();
+  /** Jobs a blocking wait fetched, handed out by the next lease. */
+  const fetched: InboxEvent[] = [];
+  let waiting: Promise<void> | undefined;
+  let waits = 0;
+  const workerId = crypto.randomUUID();
+
+  const bullWorker = (leaseMs: number): Worker<EventData> => {
+    if (worker !== undefined) return worker;
+    workerRedis = workerConnection(redis);
+    commit = defineScript(workerRedis, COMMIT, 2);
+    worker = new Worker<EventData>(queueName, null, {
+      connection: workerRedis,
+      prefix,
+      lockDuration: leaseMs,
+      stalledInterval: leaseMs,
+      maxStalledCount: UNLIMITED_STALLS,
+      drainDelay: 1,
+      settings: { backoffStrategy: (_attempts, _type, error) => (error instanceof AttemptFailed ? error.retryInMs : 0) },
+    });
+    worker.on('error', onBullError);
+    // Jobs whose lease ran out (a worker died) go back to wait: BullMQ's stalled check, run by hand here.
+    worker.startStalledCheckTimer().catch(onBullError);
+    return worker;
+  };
+
+  const eventOf = (job: Job<EventData>, token: string): InboxEvent => {
+    held.set(token, job);
+    const { id, timestamp, body } = job.data;
+    return { id, timestamp, body, owner: token, attempt: job.attemptsStarted };
+  };
+
+  const keysOf = (job: Job<EventData>) => {
+    const key = queue.toKey(job.id as string);
+    return { lock: `${key}:lock`, applied: `${key}:verikit-applied` };
+  };
+
+  return {
+    queue,
+    checkPersistence: persistence.check,
+
+    async accept(delivery: InboxDelivery): Promise<AcceptResult> {
+      const data: EventData = { id: delivery.id, timestamp: delivery.timestamp, body: delivery.body };
+      const adding = async () => {
+        await persistence.ensure();
+        await queue.add('event', data, { jobId: jobIdFor(delivery.id) });
+      };
+      await withTimeout(adding(), timeoutMs, 'the accept');
+      // BullMQ's add does not say whether the id was new: a repeat is answered the same, and changes nothing.
+      return 'accepted';
+    },
+
+    async lease(owner: string, limit: number, leaseMs: number): Promise<InboxEvent[]> {
+      const bull = bullWorker(leaseMs);
+      const events = fetched.splice(0, limit);
+      while (events.length < limit) {
+        const token = `${owner}:${events.length}`;
+        const job = await bull.getNextJob(token, { block: false });
+        if (job === undefined) break;
+        events.push(eventOf(job, token));
+      }
+      return events;
+    },
+
+    async extend(event: InboxEvent, leaseMs: number): Promise<LeaseOutcome> {
+      const job = held.get(event.owner);
+      if (job === undefined) return 'stale';
+      return (await job.extendLock(event.owner, leaseMs)) === 1 ? 'ok' : 'stale';
+    },
+
+    async complete(event: InboxEvent, work: (tx: RedisTransaction) => Promise<void>): Promise<LeaseOutcome> {
+      const job = held.get(event.owner);
+      if (job === undefined || workerRedis === undefined || commit === undefined) return 'stale';
+      const keys = keysOf(job);
+      // Only a job leased before can have had its writes applied by a worker that died before completing it.
+      const applied = event.attempt > 1 && (await workerRedis.exists(keys.applied)) === 1;
+      if (!applied) {
+        const tx = new RecordedTransaction();
+        await work(tx);
+        if (tx.commands.length > 0 && (await commitScript(commit, keys, event.owner, retentionMs, tx)) === 'stale') {
+          held.delete(event.owner);
+          return 'stale';
+        }
+      }
+      // Held until BullMQ has it: a completion that fails (a lost connection) is then recorded by fail() and retried at once.
+      const outcome = await heldOrStale(() => job.moveToCompleted(null, event.owner, false));
+      held.delete(event.owner);
+      return outcome;
+    },
+
+    async fail(event: InboxEvent, failure: { error: string; retryInMs: number | null }): Promise<LeaseOutcome> {
+      const job = held.get(event.owner);
+      if (job === undefined) return 'stale';
+      held.delete(event.owner);
+      if (failure.retryInMs === null) job.discard();
+      return heldOrStale(() => job.moveToFailed(new AttemptFailed(failure.error, failure.retryInMs ?? 0), event.owner, false));
+    },
+
+    async waitForWork(signal: AbortSignal, maxWaitMs: number): Promise<void> {
+      if (signal.aborted || fetched.length > 0 || worker === undefined) return;
+      const bull = worker;
+      // One blocking fetch at a time (BullMQ's marker wait); what it brings is handed out by the next lease.
+      const token = `${workerId}:wait:${++waits}`;
+      waiting ??= bull
+        .getNextJob(token, { block: true })
+        .then((job) => {
+          if (job !== undefined) fetched.push(eventOf(job, token));
+        })
+        .finally(() => {
+          waiting = undefined;
+        });
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      let onAbort: (() => void) | undefined;
+      await Promise.race([
+        waiting,
+        new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, maxWaitMs);
+          onAbort = () => resolve();
+          signal.addEventListener('abort', onAbort, { once: true });
+        }),
+      ]).finally(() => {
+        clearTimeout(timer);
+        if (onAbort !== undefined) signal.removeEventListener('abort', onAbort);
+      });
+    },
+
+    async deadLetters({ limit = 100 } = {}): Promise<DeadLetter[]> {
+      const jobs = (await queue.getJobs(['failed'], 0, limit - 1, true)) as Job<EventData>[];
+      return jobs.map((job) => ({
+        id: job.data.id,
+        attempts: job.attemptsStarted,
+        lastError: job.failedReason ?? null,
+        receivedAt: new Date(job.timestamp),
+      }));
+    },
+
+    async replay(id: string): Promise<boolean> {
+      const job = await queue.getJob(jobIdFor(id));
+      if (job === undefined || !(await job.isFailed())) return false;
+      await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
+      return true;
+    },
+
+    async close(): Promise<void> {
+      await worker?.close();
+      await queue.close();
+      workerRedis?.disconnect();
+    },
+  };
+}

@@ -1,0 +1,270 @@
+import { createInboxWorker, createWebhookHandler, type InboxContext, type InboxWorker } from '@verikit/core';
+import { signWebhook } from '@verikit/testing';
+import { Job } from 'bullmq';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REDIS_URL, requireService } from '../../../test-support/services.js';
+import { createRedisInbox, type RedisInbox, type RedisTransaction } from '../src/index.js';
+import { jobIdFor } from '../src/job-id.js';
+
+const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+const serverAvailable = await requireService('Redis', REDIS_URL);
+const run = `${process.pid}-${Date.now().toString(36)}`;
+let queues = 0;
+
+const until = async (check: () => Promise<boolean>, what: string, timeoutMs = 10_000) => {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+};
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe.runIf(serverAvailable)('the Redis inbox on BullMQ, on the real server', () => {
+  let redis: Redis;
+  const opened: Array<RedisInbox | InboxWorker> = [];
+  const prefixes: string[] = [];
+  beforeAll(() => {
+    redis = new Redis(REDIS_URL);
+  });
+  afterAll(async () => {
+    for (const thing of opened.reverse()) await ('stop' in thing ? thing.stop({ timeoutMs: 2_000 }) : thing.close());
+    for (const prefix of prefixes) {
+      const keys = await redis.keys(`${prefix}*`);
+      if (keys.length > 0) await redis.del(...keys);
+    }
+    redis.disconnect();
+  });
+
+  /** A fresh queue with its inbox, and an effects hash that onEvent counts into through ctx.sql. */
+  function fresh() {
+    const prefix = `{verikit-test-${run}-${++queues}}`;
+    prefixes.push(prefix);
+    const inbox = createRedisInbox({ redis, prefix, persistence: 'ignore', logger: false });
+    opened.push(inbox);
+    const effectsKey = `${prefix}:effects`;
+    const effects = async () => {
+      const all = await redis.hgetall(effectsKey);
+      return Object.fromEntries(Object.entries(all).map(([id, n]) => [id, Number(n)]));
+    };
+    // Not keyed to be idempotent: only applying it with "done" keeps it once.
+    const write = (ctx: InboxContext<RedisTransaction>) => ctx.sql.call('HINCRBY', effectsKey, ctx.id, 1);
+    const handler = createWebhookHandler({ secret: SECRET, inbox, logger: false });
+    const deliver = async (payload: unknown, id?: string) => {
+      const signed = signWebhook({ secret: SECRET, payload, id });
+      return { id: signed.id, status: (await handler({ method: 'POST', headers: signed.headers, body: signed.body })).status };
+    };
+    type Options = Parameters<typeof createInboxWorker<RedisTransaction>>[0];
+    const worker = (options: Partial<Options> & Pick<Options, 'onEvent'>) => {
+      const w = createInboxWorker<RedisTransaction>({
+        inbox,
+        pollIntervalMs: 100,
+        leaseMs: 2_000,
+        retry: { baseDelayMs: 10, maxDelayMs: 50 },
+        onError: () => {},
+        logger: false,
+        ...options,
+      });
+      opened.push(w);
+      return w;
+    };
+    return { prefix, inbox, effects, write, deliver, worker };
+  }
+
+  it('the webhook route adds a job keyed by svix-id once, answering 204 only once Redis has it', async () => {
+    const { inbox, deliver } = fresh();
+    const first = await deliver({ type: 'kyb.case.status_changed', data: { refId: 'b1' } }, 'msg_once');
+    const repeat = await deliver({ type: 'kyb.case.status_changed', data: { refId: 'b1' } }, 'msg_once');
+    expect([first.status, repeat.status]).toEqual([204, 204]);
+    expect(await inbox.queue.getJobCounts('waiting', 'active', 'delayed')).toMatchObject({ waiting: 1, active: 0, delayed: 0 });
+    const job = await inbox.queue.getJob('msg_once');
+    expect(job?.data).toMatchObject({ id: 'msg_once', body: '{"type":"kyb.case.status_changed","data":{"refId":"b1"}}' });
+  });
+
+  it('ids BullMQ would refuse (integers, colons) are kept one-to-one and readable back', async () => {
+    const { inbox, deliver, worker, write, effects } = fresh();
+    const odd = ['12345', 'msg:with:colons', '~tilde', 'msg_plain'];
+    for (const id of odd) expect((await deliver({ type: 'kyb.case.status_changed', data: { refId: id } }, id)).status).toBe(204);
+    expect(new Set(odd.map(jobIdFor)).size).toBe(odd.length);
+    expect(jobIdFor('msg_plain')).toBe('msg_plain');
+    worker({ onEvent: write }).start();
+    await until(async () => Object.keys(await effects()).length === odd.length, 'every odd id');
+    expect(await effects()).toEqual(Object.fromEntries(odd.map((id) => [id, 1])));
+    expect(await inbox.queue.getJobCounts('completed')).toEqual({ completed: odd.length });
+  });
+
+  it('a Redis that is down -> 503 within timeoutMs, never a hang and never a 2xx', async () => {
+    const broken = new Redis('redis://127.0.0.1:1', { maxRetriesPerRequest: 0, retryStrategy: () => 200 });
+    broken.on('error', () => {});
+    const inbox = createRedisInbox({ redis: broken, prefix: `{verikit-test-${run}-down}`, timeoutMs: 300, logger: false });
+    const errors: Array<[string, unknown]> = [];
+    const handler = createWebhookHandler({ secret: SECRET, inbox, logger: false, onError: (e, { stage }) => errors.push([stage, e]) });
+    const signed = signWebhook({ secret: SECRET, payload: { type: 'x' } });
+    const answer = await handler({ method: 'POST', headers: signed.headers, body: signed.body });
+    expect(answer.status).toBe(503);
+    expect(errors).toEqual([['accept', expect.objectContaining({ code: 'timeout', name: 'RedisTimeoutError' })]]);
+    await inbox.close().catch(() => {});
+    broken.disconnect();
+  });
+
+  it('a worker runs onEvent once per event, with ctx (subject, attempt, sql), and the writes land with "done"', async () => {
+    const { inbox, deliver, worker, write, effects } = fresh();
+    const seen: Array<{ id: string; attempt: number; subject: unknown }> = [];
+    worker({
+      onEvent: async (ctx) => {
+        seen.push({ id: ctx.id, attempt: ctx.attempt, subject: ctx.subject });
+        write(ctx);
+      },
+    }).start();
+    const { id } = await deliver({ type: 'kyb.case.status_changed', data: { refId: 'biz-9' } });
+    await until(async () => (await effects())[id] === 1, 'the effect');
+    expect(seen).toEqual([{ id, attempt: 1, subject: { kind: 'kyb', refId: 'biz-9' } }]);
+    await until(async () => (await inbox.queue.getJobState(id)) === 'completed', 'the completed job');
+    // Kept for the retention, so a repeat within it changes nothing.
+    const ttl = await redis.pttl(`${inbox.queue.toKey(id)}:verikit-applied`);
+    expect(ttl).toBeGreaterThan(6 * 24 * 3600 * 1000);
+  });
+
+  it('a failing onEvent applies none of its writes, is retried with backoff, dead-lettered after maxAttempts (the failed set), and replayed', async () => {
+    const { deliver, worker, write, effects, inbox } = fresh();
+    let healthy = false;
+    const w = worker({
+      retry: { maxAttempts: 3, baseDelayMs: 10, maxDelayMs: 20 },
+      onEvent: async (ctx) => {
+        write(ctx);
+        if (!healthy) throw new Error(`downstream refused attempt ${ctx.attempt}`);
+      },
+    });
+    w.start();
+    const { id } = await deliver({ type: 'kyc.session.status_changed', data: { refId: 'u1' } });
+    await until(async () => (await inbox.deadLetters()).length === 1, 'the dead letter');
+    const [dead] = await w.deadLetters();
+    expect(dead).toMatchObject({ id, attempts: 3, lastError: 'Error: downstream refused attempt 3' });
+    expect(await inbox.queue.getJobState(id)).toBe('failed');
+    expect(await effects()).toEqual({});
+    healthy = true;
+    expect(await w.replay(id)).toBe(true);
+    expect(await w.replay('msg_not_dead')).toBe(false);
+    await until(async () => (await effects())[id] === 1, 'the replayed effect');
+    expect(await inbox.deadLetters()).toEqual([]);
+  });
+
+  it('writes applied just before a crash (no completion) are not applied again: the next attempt finds them and completes', async () => {
+    const { deliver, worker, write, effects, inbox } = fresh();
+    const runs: number[] = [];
+    // The first completion is lost after the writes were applied, as when the process dies right there.
+    const real = Job.prototype.moveToCompleted;
+    let lose = true;
+    Job.prototype.moveToCompleted = function (this: Job, ...args: Parameters<Job['moveToCompleted']>) {
+      if (lose) {
+        lose = false;
+        return Promise.reject(new Error('connection lost before the completion'));
+      }
+      return real.apply(this, args);
+    };
+    try {
+      worker({
+        onEvent: async (ctx) => {
+          runs.push(ctx.attempt);
+          write(ctx);
+        },
+      }).start();
+      const { id } = await deliver({ type: 'kyb.case.status_changed', data: { refId: 'crash' } });
+      await until(async () => (await inbox.queue.getJobState(id)) === 'completed', 'the completed job');
+      expect(runs).toEqual([1]);
+      expect(await effects()).toEqual({ [id]: 1 });
+    } finally {
+      Job.prototype.moveToCompleted = real;
+    }
+  });
+
+  it('a worker whose lease ran out applies nothing: the event went back to the queue and its new owner applied it once', async () => {
+    const { deliver, write, effects, inbox } = fresh();
+    const other = createRedisInbox({ redis, prefix: inbox.queue.opts.prefix as string, persistence: 'ignore', logger: false });
+    opened.push(other);
+    const { id } = await deliver({ type: 'kyb.case.status_changed', data: { refId: 'late' } });
+    const [slow] = await inbox.lease('slow', 1, 300);
+    if (slow === undefined) throw new Error('expected an event');
+    // BullMQ's stalled check (every leaseMs) moves the unlocked job back to wait.
+    await other.lease('warm-up', 1, 300);
+    let fast: Awaited<ReturnType<RedisInbox['lease']>>[number] | undefined;
+    await until(async () => {
+      [fast] = await other.lease('fast', 1, 300);
+      return fast !== undefined;
+    }, 'the stalled job back in the queue');
+    if (fast === undefined) throw new Error('expected an event');
+    expect(fast.attempt).toBe(2);
+    const ctxOf = (owner: string) => ({ id, sql: undefined, attempt: 1, owner }) as never;
+    expect(await other.complete(fast, async (tx) => write({ ...(ctxOf('fast') as object), sql: tx } as never))).toBe('ok');
+    expect(await inbox.complete(slow, async (tx) => write({ ...(ctxOf('slow') as object), sql: tx } as never))).toBe('stale');
+    expect(await inbox.extend(slow, 1_000)).toBe('stale');
+    expect(await effects()).toEqual({ [id]: 1 });
+  });
+
+  it('two workers on two inbox instances drain 300 events concurrently, each effect exactly once', async () => {
+    const { prefix, deliver, worker, write, effects } = fresh();
+    const other = createRedisInbox({ redis, prefix, persistence: 'ignore', logger: false });
+    opened.push(other);
+    const ids: string[] = [];
+    for (let i = 0; i < 300; i++) ids.push((await deliver({ type: 'kyb.case.status_changed', data: { refId: `b${i}` } })).id);
+    worker({ concurrency: 5, onEvent: write }).start();
+    worker({ inbox: other, concurrency: 5, onEvent: write }).start();
+    await until(async () => Object.keys(await effects()).length >= 300, '300 effects', 30_000);
+    await sleep(200);
+    const done = await effects();
+    expect(Object.keys(done).sort()).toEqual([...ids].sort());
+    expect(Object.values(done).every((n) => n === 1)).toBe(true);
+  });
+
+  it('an idle worker on another instance is woken by a new job long before its polling interval, burst after burst', async () => {
+    const { prefix, deliver, worker, write, effects } = fresh();
+    const elsewhere = createRedisInbox({ redis, prefix, persistence: 'ignore', logger: false });
+    opened.push(elsewhere);
+    worker({ inbox: elsewhere, pollIntervalMs: 60_000, onEvent: write }).start();
+    await sleep(200);
+    let expected = 0;
+    for (const burst of [1, 12, 1, 5]) {
+      await Promise.all(
+        Array.from({ length: burst }, (_, i) => deliver({ type: 'kyb.case.status_changed', data: { refId: `${burst}-${i}` } })),
+      );
+      expected += burst;
+      await until(async () => Object.keys(await effects()).length === expected, `the woken worker (${expected} events)`, 10_000);
+    }
+  });
+
+  it('stop() lets running work finish and takes nothing new', async () => {
+    const { deliver, worker, write, effects } = fresh();
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const started: string[] = [];
+    const w = worker({
+      concurrency: 1,
+      onEvent: async (ctx) => {
+        started.push(ctx.id);
+        await gate;
+        write(ctx);
+      },
+    });
+    w.start();
+    await deliver({ type: 'kyb.case.status_changed', data: { refId: 'slow' } });
+    await until(async () => started.length === 1, 'the first event to start');
+    let stoppedYet = false;
+    const stopped = w.stop({ timeoutMs: 5_000 }).then(() => {
+      stoppedYet = true;
+    });
+    await sleep(100);
+    expect(stoppedYet).toBe(false);
+    release();
+    await stopped;
+    expect(Object.keys(await effects())).toHaveLength(1);
+    await deliver({ type: 'kyb.case.status_changed', data: { refId: 'after' } });
+    await sleep(300);
+    expect(started).toHaveLength(1);
+  });
+
+  it('refuses unusable options at creation', () => {
+    expect(() => createRedisInbox({ redis: {} as never })).toThrow(/redis is required/);
+    expect(() => createRedisInbox({ redis, queueName: '' })).toThrow(/queueName/);
+  });
+});
