@@ -1,5 +1,5 @@
 import type { AcceptResult, DeadLetter, InboxDelivery, InboxEngine, InboxEvent, LeaseOutcome } from '@verikit/core';
-import { type Job, Queue, Worker } from 'bullmq';
+import { Job, Queue, Worker } from 'bullmq';
 import type { Cluster, Redis } from 'ioredis';
 import { jobIdFor } from './job-id.js';
 import { checkPrefix, type RedisBaseOptions, type RedisClient, resolveBaseOptions, withTimeout } from './options.js';
@@ -114,6 +114,7 @@ export function createRedisInbox(options: RedisInboxOptions): RedisInbox {
   const fetched: InboxEvent[] = [];
   let waiting: Promise<void> | undefined;
   let waits = 0;
+  let closing = false;
   const workerId = crypto.randomUUID();
 
   const bullWorker = (leaseMs: number): Worker<EventData> => {
@@ -194,8 +195,18 @@ export function createRedisInbox(options: RedisInboxOptions): RedisInbox {
         }
       }
       // Held until BullMQ has it: a completion that fails (a lost connection) is then recorded by fail() and retried at once.
-      const outcome = await heldOrStale(() => job.moveToCompleted(null, event.owner, false));
+      // Like BullMQ's own workers, the completion also fetches the next job (locked with the same token), for the next lease.
+      let next: unknown;
+      const outcome = await heldOrStale(async () => {
+        next = await job.moveToCompleted(null, event.owner, !closing);
+      });
       held.delete(event.owner);
+      const [data, id] = Array.isArray(next) ? next : [];
+      if (data && worker !== undefined) {
+        const nextJob = Job.fromJSON<EventData>(worker, data, id);
+        nextJob.token = event.owner;
+        fetched.push(eventOf(nextJob, event.owner));
+      }
       return outcome;
     },
 
@@ -253,6 +264,13 @@ export function createRedisInbox(options: RedisInboxOptions): RedisInbox {
     },
 
     async close(): Promise<void> {
+      closing = true;
+      // Jobs fetched for a lease that never came go back to wait at once, rather than when their lock runs out.
+      for (const event of fetched.splice(0))
+        await held
+          .get(event.owner)
+          ?.moveToWait(event.owner)
+          .catch(() => {});
       await worker?.close();
       await queue.close();
       workerRedis?.disconnect();
