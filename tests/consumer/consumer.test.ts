@@ -11,7 +11,7 @@ const run = promisify(execFile);
 // project has no such path, and the scratch project's processes must not see one either.
 delete process.env.NODE_PATH;
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const PACKAGES = ['core', 'testing', 'express', 'fastify', 'hono', 'postgres'];
+const PACKAGES = ['core', 'testing', 'express', 'fastify', 'hono', 'postgres', 'redis'];
 
 // How users meet the packages: packed tarballs installed into a fresh project. Dual-package bugs show here.
 describe('packed packages in a scratch project', () => {
@@ -33,6 +33,8 @@ describe('packed packages in a scratch project', () => {
           express: '^5.1.0',
           fastify: '^5.4.0',
           hono: '^4.9.0',
+          ioredis: '^5.4.0',
+          bullmq: '^5.60.0',
         },
         devDependencies: { typescript: '~5.9.0', '@types/node': '^20.19.0', '@types/express': '^5.0.3' },
       }),
@@ -46,9 +48,11 @@ import { verikitRouter } from '@verikit/express';
 import { verikitPlugin } from '@verikit/fastify';
 import { verikitApp } from '@verikit/hono';
 import { createPostgresInbox, createPostgresStore, type Queryable } from '@verikit/postgres';
+import { createRedisInbox, createRedisStore } from '@verikit/redis';
 import express from 'express';
 import Fastify from 'fastify';
 import { Hono } from 'hono';
+import { Redis } from 'ioredis';
 
 const client = createClient({ apiKey: 'k', baseUrl: 'http://127.0.0.1:1' });
 const store = new MemoryIdempotencyStore();
@@ -72,6 +76,10 @@ new Hono().route('/inbox', verikitApp({ webhook: { secret: 'whsec_plJ3nmyCDGBKIn
 void createInboxWorker;
 void createPostgresInbox;
 createWebhookHandler({ secret: 'whsec_plJ3nmyCDGBKInavdOK15jsl', store: createPostgresStore({ db, schema: 'verikit' }), onEvent });
+// On Redis: the store inline, the BullMQ inbox with ctx.sql typed as a RedisTransaction.
+const redis = new Redis({ lazyConnect: true });
+createWebhookHandler({ secret: 'whsec_plJ3nmyCDGBKInavdOK15jsl', store: createRedisStore({ redis }), onEvent });
+createInboxWorker({ inbox: createRedisInbox({ redis }), onEvent: async (ctx) => ctx.sql.call('HSET', 'results', ctx.id, ctx.attempt) });
 void createFakeService;
 void signWebhook({ secret: 'whsec_plJ3nmyCDGBKInavdOK15jsl', payload: {} }).headers['svix-id'];
 `,

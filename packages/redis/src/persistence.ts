@@ -81,7 +81,7 @@ export function persistenceGuard(redis: Redis | Cluster, policy: PersistencePoli
     if (policy === 'require') throw new RedisNotDurableError(report.problems);
     if (!warned) {
       warned = true;
-      for (const problem of report.problems) logger.warn({ problem }, 'verikit on Redis: the server can lose what verikit writes');
+      for (const problem of report.problems) logger.warn({ problem }, 'the Redis server can lose what verikit writes');
     }
     return report;
   };
@@ -102,7 +102,7 @@ export function persistenceGuard(redis: Redis | Cluster, policy: PersistencePoli
             },
             (error: unknown) => {
               started = false; // could not read the server: asked again at the next use
-              logger.warn({ err: error }, 'verikit on Redis: could not read the persistence settings');
+              logger.warn({ err: error }, "could not read the Redis server's persistence settings");
             },
           );
         }
