@@ -3,6 +3,8 @@
 // asks for this process's CPU time over IPC, to print CPU per request beside the throughput.
 // Kind `inbox` (args: database URL, schema): verikit's route stores and queues into a PostgreSQL
 // inbox, and the bare route, after verifying, runs INSERT ... ON CONFLICT DO NOTHING on the same pool.
+// Kind `redis-inbox` (args: Redis URL, key prefix): verikit's route adds to a BullMQ inbox, and the
+// bare route, after verifying, adds a BullMQ job with jobId = svix-id on the same client.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { serve } from '@hono/node-server';
 import { MemoryIdempotencyStore } from '@verikit/core';
@@ -10,19 +12,23 @@ import { verikitRouter } from '@verikit/express';
 import { verikitPlugin } from '@verikit/fastify';
 import { verikitApp } from '@verikit/hono';
 import { createPostgresInbox } from '@verikit/postgres';
+import { createRedisInbox } from '@verikit/redis';
+import { Queue } from 'bullmq';
 import express from 'express';
 import Fastify from 'fastify';
 import { Hono } from 'hono';
+import { Redis } from 'ioredis';
 import pg from 'pg';
 
-const [framework, secret, handlerKind, databaseUrl, schema] = process.argv.slice(2);
+const [framework, secret, handlerKind, serverUrl, namespace] = process.argv.slice(2);
 const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
 
 /** What the bare route does with a verified delivery in inbox mode: store it (nothing in the inline kinds). */
 let bareStore;
 let options;
 if (handlerKind === 'inbox') {
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: 24 });
+  const schema = namespace;
+  const pool = new pg.Pool({ connectionString: serverUrl, max: 24 });
   const inbox = createPostgresInbox({ db: pool, schema, pruneIntervalMs: 0 });
   await inbox.migrate();
   await pool.query(
@@ -31,6 +37,18 @@ if (handlerKind === 'inbox') {
   // What a team would write by hand: one insert keyed by svix-id, a repeat a no-op.
   const insert = `INSERT INTO "${schema}".bare_inbox (id, payload, svix_timestamp) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING`;
   bareStore = (header, body) => pool.query(insert, [header('svix-id'), body.toString('utf8'), Number(header('svix-timestamp'))]);
+  options = { webhook: { secret, inbox } };
+} else if (handlerKind === 'redis-inbox') {
+  const redis = new Redis(serverUrl);
+  const inbox = createRedisInbox({ redis, prefix: `{${namespace}-verikit-${process.pid}}`, persistence: 'ignore' });
+  // What a team would write by hand: BullMQ's add, keyed by svix-id, a repeat a no-op.
+  const queue = new Queue('bare-inbox', { connection: redis, prefix: `{${namespace}-bare-${process.pid}}` });
+  bareStore = (header, body) =>
+    queue.add(
+      'event',
+      { id: header('svix-id'), timestamp: Number(header('svix-timestamp')), body: body.toString('utf8') },
+      { jobId: header('svix-id') },
+    );
   options = { webhook: { secret, inbox } };
 } else {
   // The integrator's work is a no-op either way: the benchmark measures the route, not the work.

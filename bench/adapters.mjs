@@ -137,7 +137,8 @@ async function benchFramework(framework, handlerKind, { durationSeconds, rounds,
  * Runs the adapter benchmark for Express, Fastify and Hono, with a sync and an async no-op `onEvent`.
  * `control` loads the bare route in place of verikit's: the method's own spread (a ratio near 1).
  * Kind `inbox` (with `serverArgs` [database URL, schema]) compares the route storing into a
- * PostgreSQL inbox with a bare route that inserts on the same pool.
+ * PostgreSQL inbox with a bare route that inserts on the same pool; kind `redis-inbox` (with
+ * [Redis URL, key prefix]) the route adding to a BullMQ inbox with a bare route adding the job itself.
  */
 export async function benchAdapters({
   durationSeconds = 3,
@@ -165,7 +166,9 @@ export async function benchAdapters({
           ? '  control: the bare route in place of verikit (both sides bare)'
           : handlerKind === 'inbox'
             ? '  inbox on PostgreSQL: verikit { inbox } vs bare verify + INSERT ... ON CONFLICT DO NOTHING on the same pool'
-            : `  onEvent: ${handlerKind === 'async' ? 'async () => {}' : '() => {}'}`,
+            : handlerKind === 'redis-inbox'
+              ? '  inbox on Redis: verikit { inbox: createRedisInbox } vs bare verify + BullMQ queue.add with jobId = svix-id on the same client'
+              : `  onEvent: ${handlerKind === 'async' ? 'async () => {}' : '() => {}'}`,
       );
       for (const framework of frameworks) {
         const r = await benchFramework(framework, handlerKind, {

@@ -1,9 +1,10 @@
 // `pnpm bench`: every benchmark in one run. Figures, not pass/fail: the quality bars are read off this output.
-// Flags: --quick (shorter runs), --verbose (print every round), --only=sizes|verify|client|adapters|inbox (one benchmark),
+// Flags: --quick (shorter runs), --verbose (print every round), --only=sizes|verify|client|adapters|inbox|redis (one benchmark),
 // --control (adapters: bare route vs bare route, the method's own spread).
 import { benchAdapters } from './adapters.mjs';
 import { benchClient } from './client.mjs';
 import { benchInbox } from './inbox.mjs';
+import { benchRedis } from './redis.mjs';
 import { benchSizes } from './sizes.mjs';
 import { benchVerify } from './verify.mjs';
 
@@ -26,5 +27,11 @@ if (selected('inbox')) {
   await benchInbox({
     accept: { verbose, ...(quick ? { durationSeconds: 1, rounds: 1, warmupSeconds: 1 } : {}) },
     ...(quick ? { events: 2_000, rounds: 1, seconds: 4 } : {}),
+  });
+}
+if (selected('redis')) {
+  await benchRedis({
+    accept: { verbose, ...(quick ? { durationSeconds: 1, rounds: 1, warmupSeconds: 1 } : {}) },
+    ...(quick ? { events: 5_000, rounds: 1 } : {}),
   });
 }
