@@ -32,6 +32,6 @@ if (selected('inbox')) {
 if (selected('redis')) {
   await benchRedis({
     accept: { verbose, ...(quick ? { durationSeconds: 1, rounds: 1, warmupSeconds: 1 } : {}) },
-    ...(quick ? { events: 5_000, rounds: 1 } : {}),
+    ...(quick ? { events: 40_000, windows: 1, warmupSeconds: 1 } : {}),
   });
 }
