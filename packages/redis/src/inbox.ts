@@ -136,6 +136,11 @@ export function createRedisInbox(options: RedisInboxOptions): RedisInbox {
     return worker;
   };
 
+  const addAfter = async (checked: Promise<void>, data: EventData) => {
+    await checked;
+    return queue.add('event', data, { jobId: jobIdFor(data.id) });
+  };
+
   const eventOf = (job: Job<EventData>, token: string): InboxEvent => {
     held.set(token, job);
     const { id, timestamp, body } = job.data;
@@ -153,11 +158,9 @@ export function createRedisInbox(options: RedisInboxOptions): RedisInbox {
 
     async accept(delivery: InboxDelivery): Promise<AcceptResult> {
       const data: EventData = { id: delivery.id, timestamp: delivery.timestamp, body: delivery.body };
-      const adding = async () => {
-        await persistence.ensure();
-        await queue.add('event', data, { jobId: jobIdFor(delivery.id) });
-      };
-      await withTimeout(adding(), timeoutMs, 'the accept');
+      const checked = persistence.ensure();
+      const adding = checked === undefined ? queue.add('event', data, { jobId: jobIdFor(delivery.id) }) : addAfter(checked, data);
+      await withTimeout(adding, timeoutMs, 'the accept');
       // BullMQ's add does not say whether the id was new: a repeat is answered the same, and changes nothing.
       return 'accepted';
     },

@@ -37,13 +37,20 @@ export class RedisTimeoutError extends VerikitError {
 
 /** Runs `call`, rejecting with {@link RedisTimeoutError} when it takes longer than `timeoutMs`. */
 export function withTimeout<T>(call: Promise<T>, timeoutMs: number, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new RedisTimeoutError(what, timeoutMs)), timeoutMs);
-  });
   // A call that answers after the deadline is let go: the sender's retry meets what it did.
-  call.catch(() => {});
-  return Promise.race([call, late]).finally(() => clearTimeout(timer));
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new RedisTimeoutError(what, timeoutMs)), timeoutMs);
+    call.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
 }
 
 const silent: Logger = { debug() {}, info() {}, warn() {}, error() {} };

@@ -87,11 +87,9 @@ export function createRedisStore(options: RedisStoreOptions): RedisIdempotencySt
     checkPersistence: persistence.check,
     async claim(id: string, claim: ClaimOptions): Promise<ClaimResult> {
       const owner = crypto.randomUUID();
-      const claiming = async () => {
-        await persistence.ensure();
-        return claimScript([prefix + id], [owner, ms(claim.leaseMs), keep]);
-      };
-      const status = await withTimeout(claiming(), timeoutMs, 'a claim');
+      const checked = persistence.ensure();
+      const claiming = (): Promise<unknown> => claimScript([prefix + id], [owner, ms(claim.leaseMs), keep]);
+      const status = await withTimeout(checked === undefined ? claiming() : checked.then(claiming), timeoutMs, 'a claim');
       if (status === 'claimed') return { status, lease: { id, owner } };
       return status === 'done' ? { status: 'done' } : { status: 'in-progress' };
     },
