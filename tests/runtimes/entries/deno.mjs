@@ -1,10 +1,11 @@
-import { createApp, VARIABLES } from '../scenario.mjs';
+import { createApp } from '../scenario.mjs';
 
-// Only the variables the scenario needs, each by name: the run grants env access to no other.
-const env = Object.fromEntries(VARIABLES.map((name) => [name, Deno.env.get(name)]));
+// Run with only --allow-net and --allow-read: the settings come from a file, and neither verikit
+// nor the app may read the environment.
+const env = JSON.parse(await Deno.readTextFile(Deno.args[0]));
 Deno.serve(
   {
-    port: Number(Deno.env.get('PORT')),
+    port: Number(env.PORT),
     hostname: '127.0.0.1',
     onListen: ({ port }) => console.log(`listening on ${port} (deno ${Deno.version.deno})`),
   },

@@ -19,21 +19,14 @@ const RUNTIMES: Array<{ name: string; start: (env: Record<string, string>) => Ru
   { name: 'Node 24', start: (env) => runCommand(`${dir}/node_modules/node24/bin/node`, ['entries/node.mjs'], dir, env), printsReady: true },
   { name: 'Bun', start: (env) => runCommand(bin('bun'), ['entries/bun.mjs'], dir, env), printsReady: true },
   {
-    name: 'Deno (--allow-net --allow-read, env by name)',
-    start: (env) =>
-      runCommand(
-        bin('deno'),
-        [
-          'run',
-          '--no-prompt',
-          '--allow-net=127.0.0.1',
-          '--allow-read',
-          `--allow-env=${[...VARIABLES, 'PORT'].join(',')}`,
-          'entries/deno.mjs',
-        ],
-        dir,
-        { ...env, DENO_NO_UPDATE_CHECK: '1' },
-      ),
+    name: 'Deno (only --allow-net --allow-read: no env access)',
+    start: (env) => {
+      const settings = `${build_}/deno-${env.PORT}.json`;
+      writeFileSync(settings, JSON.stringify(env));
+      return runCommand(bin('deno'), ['run', '--no-prompt', '--allow-net=127.0.0.1', '--allow-read', 'entries/deno.mjs', settings], dir, {
+        DENO_NO_UPDATE_CHECK: '1',
+      });
+    },
     printsReady: true,
   },
   {
