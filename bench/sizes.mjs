@@ -17,10 +17,23 @@ const handle = createFetchWebhookHandler({ secret: '${SECRET}', store: new Memor
 export default { fetch: (request) => handle(request) };`,
   },
   {
-    name: 'verikit: Hono + verikitApp, webhook route only',
+    name: 'verikit: hono/tiny + verikitApp, webhook route only',
     budget: 15,
+    code: `import { Hono } from 'hono/tiny'; import { MemoryIdempotencyStore } from '@verikit/core'; import { verikitApp } from '@verikit/hono';
+export default new Hono().route('/verikit', verikitApp({ webhook: { secret: '${SECRET}', store: new MemoryIdempotencyStore(), onEvent: () => {} } }));`,
+  },
+  {
+    name: 'verikit: Hono (default preset) + verikitApp, webhook route only',
     code: `import { Hono } from 'hono'; import { MemoryIdempotencyStore } from '@verikit/core'; import { verikitApp } from '@verikit/hono';
 export default new Hono().route('/verikit', verikitApp({ webhook: { secret: '${SECRET}', store: new MemoryIdempotencyStore(), onEvent: () => {} } }));`,
+  },
+  {
+    name: 'Hono (default preset) alone, one route',
+    code: `import { Hono } from 'hono'; export default new Hono().post('/webhook', (c) => c.body(null, 204));`,
+  },
+  {
+    name: 'hono/tiny alone, one route',
+    code: `import { Hono } from 'hono/tiny'; export default new Hono().post('/webhook', (c) => c.body(null, 204));`,
   },
   {
     name: 'verikit: Hono + verikitApp with createClient and invite routes',

@@ -19,7 +19,59 @@ function clientIssuing(token: string): VerikitClient {
   });
 }
 
+/** A real client whose every create call meets `answer` (a Response, or a thrown transport failure). */
+function clientMeeting(answer: () => Response): VerikitClient {
+  return createClient({
+    apiKey: 'sk_test_invite',
+    baseUrl: 'https://api.example.test',
+    webUrl: 'https://verify.example.test',
+    publicKey: 'pk_test',
+    maxRetries: 0,
+    fetch: async () => answer(),
+  });
+}
+
 describe('createInviteHandler', () => {
+  it.each([
+    [
+      '429 with Retry-After',
+      () => new Response('{}', { status: 429, headers: { 'retry-after': '7' } }),
+      503,
+      'verification_unavailable',
+      '7',
+    ],
+    [
+      'a connection failure',
+      () => {
+        throw new TypeError('fetch failed');
+      },
+      503,
+      'verification_unavailable',
+      undefined,
+    ],
+    ['401', () => new Response('{}', { status: 401 }), 502, 'verification_misconfigured', undefined],
+    ['500', () => new Response('{}', { status: 500 }), 502, 'verification_failed', undefined],
+    ['404', () => new Response('{}', { status: 404 }), 502, 'verification_failed', undefined],
+  ])('an upstream %s -> %s %s, private, naming no key', async (_what, answer, status, code, retryAfter) => {
+    const handle = createInviteHandler(
+      clientMeeting(answer),
+      { kind: 'kyb', options: { resolveBusiness: () => ({ refId: 'biz' }) } },
+      {
+        debug() {},
+        info() {},
+        warn() {},
+        error() {},
+      },
+    );
+    const reply = await handle({ method: 'POST', headers: {}, request: {} });
+    expect(reply.status).toBe(status);
+    expect(reply.headers).toMatchObject(PRIVATE);
+    expect(reply.headers['retry-after']).toBe(retryAfter);
+    expect(JSON.parse(reply.body).error).toBe(code);
+    if (code === 'verification_failed') expect(JSON.parse(reply.body).message).toMatch(/answered (500|404)/);
+    expect(reply.body).not.toContain('sk_test_invite');
+  });
+
   it('a token whose exp is outside the Date range -> 200 with expiresAt null (the case was created)', async () => {
     const handle = createInviteHandler(clientIssuing(fakeJwt(1e20)), {
       kind: 'kyb',

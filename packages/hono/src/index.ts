@@ -5,7 +5,10 @@ import {
   type VerikitRoutesOptions,
   type WebhookBodySource,
 } from '@verikit/core';
-import { type Context, Hono } from 'hono';
+import type { Context, Hono } from 'hono';
+// The smallest router: mounted with app.route(), the sub-app's routes move into the host's router;
+// served alone, three fixed routes need nothing faster. It keeps a webhook-only Worker small.
+import { Hono as TinyHono } from 'hono/tiny';
 
 /** Options of {@link verikitApp}, or a function of the first request's context (for secrets in `env(c)`). */
 export type VerikitAppOptions = VerikitRoutesOptions<Context> | ((c: Context) => VerikitRoutesOptions<Context>);
@@ -55,7 +58,7 @@ export function verikitApp(options: VerikitAppOptions): Hono {
     routes ??= createVerikitRoutes((options as (c: Context) => VerikitRoutesOptions<Context>)(c), adapter);
     return routes;
   };
-  const app = new Hono();
+  const app: Hono = new TinyHono();
   app.all('/webhook', async (c) => {
     const webhook = routesFor(c).webhook;
     if (!webhook) return c.notFound();

@@ -11,8 +11,15 @@ const worker = (prefix: string) => {
 describe('what a Worker bundle of verikit carries', () => {
   it('a webhook-only Worker carries no zod, no client and no undici, in at most 12 KB gzip', async () => {
     const { gzip, inputs } = await bundleSize(worker('verikit: createFetchWebhookHandler'));
-    expect(inputs.filter((path) => /zod|undici|client\/client|schemas\//.test(path))).toEqual([]);
+    expect(inputs.filter((path) => /zod|undici|client\/|schemas\//.test(path))).toEqual([]);
     expect(gzip).toBeLessThanOrEqual(12 * 1024);
+  });
+
+  it('a Hono Worker (hono/tiny) mounting only the webhook route carries no zod, no client and no undici, in at most 15 KB gzip with Hono', async () => {
+    const { gzip, inputs } = await bundleSize(worker('verikit: hono/tiny + verikitApp, webhook route only'));
+    expect(inputs.some((path) => path.includes('node_modules/hono/'))).toBe(true);
+    expect(inputs.filter((path) => /zod|undici|client\/|schemas\//.test(path))).toEqual([]);
+    expect(gzip).toBeLessThanOrEqual(15 * 1024);
   });
 
   it('a Hono Worker with the client and invite routes stays within 40 KB gzip, with zod/mini and no locale', async () => {

@@ -1,5 +1,4 @@
 import type { CreateKybCaseInput, CreateKycSessionInput, VerikitClient } from '../client/client.js';
-import { AbortedError, ApiError, AuthenticationError, ConnectionError, RateLimitError, TimeoutError } from '../client/errors.js';
 import { ConfigurationError } from '../errors.js';
 import { type HeaderSource, isPost, rawHeader } from '../util/headers.js';
 import { consoleLogger, type Logger } from '../util/logger.js';
@@ -60,28 +59,30 @@ function wantsRedirect(headers: HeaderSource): boolean {
   return html !== -1 && (json === -1 || html < json);
 }
 
-/** Upstream failures as answers for the signed-in user: what happened, never a token or a key. */
+/** Client errors that say the service was busy or out of reach: worth a retry by the user. */
+const UNAVAILABLE = new Set(['rate_limited', 'timeout', 'connection', 'aborted']);
+/** Client errors carrying the service's HTTP answer. */
+const ANSWERED = new Set(['bad_request', 'not_found', 'server_error', 'api_error']);
+
+/**
+ * Upstream failures as answers for the signed-in user: what happened, never a token or a key.
+ * Read by the errors' stable codes, so routes without a client (a webhook-only Worker) bundle no client code.
+ */
 function upstreamFailure(error: unknown): InviteResponse {
-  if (
-    error instanceof RateLimitError ||
-    error instanceof TimeoutError ||
-    error instanceof ConnectionError ||
-    error instanceof AbortedError
-  ) {
+  const { code, status, retryAfterMs } = (error ?? {}) as { code?: unknown; status?: unknown; retryAfterMs?: unknown };
+  if (typeof code === 'string' && UNAVAILABLE.has(code)) {
     const retryAfter: Record<string, string> =
-      error instanceof RateLimitError && error.retryAfterMs !== undefined
-        ? { 'retry-after': String(Math.ceil(error.retryAfterMs / 1000)) }
-        : {};
+      typeof retryAfterMs === 'number' ? { 'retry-after': String(Math.ceil(retryAfterMs / 1000)) } : {};
     return reply(
       503,
       { error: 'verification_unavailable', message: 'The verification service is busy or unreachable; try again shortly.' },
       retryAfter,
     );
   }
-  if (error instanceof AuthenticationError)
+  if (code === 'authentication')
     return reply(502, { error: 'verification_misconfigured', message: 'The verification service refused this server’s credentials.' });
-  if (error instanceof ApiError)
-    return reply(502, { error: 'verification_failed', message: `The verification service answered ${error.status}.` });
+  if (typeof code === 'string' && ANSWERED.has(code) && typeof status === 'number')
+    return reply(502, { error: 'verification_failed', message: `The verification service answered ${status}.` });
   if (error instanceof ConfigurationError)
     return reply(500, { error: 'verification_misconfigured', message: `verikit is missing the option ${error.option}.` });
   return reply(502, { error: 'verification_failed', message: 'The verification could not be started.' });
