@@ -41,6 +41,14 @@ export interface KybStepsOptions {
   businessName?: string;
   /** Files of the document step (default: one certificate in its slot, one additional file). */
   files?: KybDocumentFile[];
+  /** Registration number (default `09876543`). */
+  registrationNumber?: string;
+  /** Website (default `https://acme.test/`). */
+  website?: string;
+  /** Beneficial owners (default Jane Doe, 62 %). */
+  owners?: Array<{ name: string; ownership: number }>;
+  /** Related businesses (default Acme Holdings Ltd). */
+  relatedBusinesses?: Array<{ name: string }>;
 }
 
 /** One step of every documented type (form with enrichment, address, document, ubo, relatedBusinesses). */
@@ -60,9 +68,28 @@ export function kybStepsFixture(options: KybStepsOptions = {}): KybStep[] {
       title: 'Company details',
       fields: [
         { key: 'legalName', title: 'Legal name', value: value(name), type: 'string', required: true },
-        { key: 'registrationNumber', title: 'Registration number', value: value('09876543'), type: 'string', required: true },
-        { key: 'email', title: 'Contact email', value: value('compliance@acme.test'), type: 'string', format: 'email', required: false },
-        { key: 'website', title: 'Website', value: value('https://acme.test/'), type: ['string', 'null'], required: false },
+        {
+          key: 'registrationNumber',
+          title: 'Registration number',
+          value: value(options.registrationNumber ?? '09876543'),
+          type: 'string',
+          required: true,
+        },
+        {
+          key: 'email',
+          title: 'Contact email',
+          value: value(`compliance@${new URL(options.website ?? 'https://acme.test/').hostname}`),
+          type: 'string',
+          format: 'email',
+          required: false,
+        },
+        {
+          key: 'website',
+          title: 'Website',
+          value: value(options.website ?? 'https://acme.test/'),
+          type: ['string', 'null'],
+          required: false,
+        },
       ],
       ...(filled
         ? {
@@ -99,12 +126,17 @@ export function kybStepsFixture(options: KybStepsOptions = {}): KybStep[] {
       documents: [{ key: 'incorporation', title: 'Certificate of incorporation', files: slotFile ? [slotFile] : [] }],
       additionalFiles: additional,
     },
-    { id: 'step_owners', type: 'ubo', title: 'Beneficial owners', ubos: filled ? [{ name: 'Jane Doe', ownership: 62 }] : [] },
+    {
+      id: 'step_owners',
+      type: 'ubo',
+      title: 'Beneficial owners',
+      ubos: filled ? (options.owners ?? [{ name: 'Jane Doe', ownership: 62 }]) : [],
+    },
     {
       id: 'step_related',
       type: 'relatedBusinesses',
       title: 'Related businesses',
-      relatedBusinesses: filled ? [{ name: 'Acme Holdings Ltd' }] : [],
+      relatedBusinesses: filled ? (options.relatedBusinesses ?? [{ name: 'Acme Holdings Ltd' }]) : [],
     },
   ];
 }

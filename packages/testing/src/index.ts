@@ -1,6 +1,15 @@
 export type { FakeRoute, Fault } from './fake/faults.js';
 export { createFakeService, type FakeService, type FakeServiceOptions } from './fake/service.js';
-export type { FakeCredentials, FakeFlow, FakeKycStatuses, FakeOrganization, FakeOrganizationOptions, StatusChange } from './fake/state.js';
+export type {
+  FakeCredentials,
+  FakeFlow,
+  FakeKycStatuses,
+  FakeOrganization,
+  FakeOrganizationOptions,
+  KybPrefill,
+  KybSubmission,
+  StatusChange,
+} from './fake/state.js';
 export { type DeliveryAttempt, SVIX_SCHEDULE_MS, type WebhookDeliveryOptions, type WebhookMessage } from './fake/webhooks.js';
 export { FakeIdempotencyStore, type StoreCall } from './fake-store.js';
 export {

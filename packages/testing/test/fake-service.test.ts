@@ -98,12 +98,15 @@ describe('the core client against the fake: every endpoint', () => {
       expect(details).toMatchObject({ refId: 'acme-1', status: 'COMPLETED', businessName: 'Acme Trading Ltd', flow: { country: 'GB' } });
       expect(details.steps.map((s) => s.type)).toEqual(['form', 'address', 'document', 'ubo', 'relatedBusinesses']);
       expect(details.amlScreening.primary[0]?.businessRole).toBe('primary');
-      expect(details.websiteAnalysis?.domain).toBe('acme.test');
+      expect(details.websiteAnalysis?.domain).toBe('acme-trading-ltd.test');
       const files = collectDocumentFiles(details.steps.find((s) => s.type === 'document') as KybDocumentStep);
       expect(files).toHaveLength(2);
       const download = await client.kyb.downloadDocument(files[0]!);
       expect(download.contentType).toBe('application/pdf');
-      expect(await new Response(download.body).text()).toContain('certificate-of-incorporation.pdf');
+      const pdf = Buffer.from(await new Response(download.body).arrayBuffer());
+      expect(pdf.subarray(0, 8).toString('latin1')).toBe('%PDF-1.4');
+      expect(pdf.toString('latin1')).toContain('(Company name: Acme Trading Ltd)');
+      expect(pdf.length).toBe(files[0]!.size);
     });
   });
 

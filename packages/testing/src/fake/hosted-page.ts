@@ -1,3 +1,5 @@
+import type { KybPrefill } from './state.js';
+
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /** What the page shows about the session its token opens. */
@@ -10,33 +12,60 @@ export interface HostedView {
   environment: string;
   actionPath: string;
   done: boolean;
+  /** Where the person goes back to after deciding (an http(s) URL), if known. */
+  returnTo?: string;
+  /** What the business form starts with. */
+  prefill?: KybPrefill;
 }
 
-/** The hosted verification page stand-in: who is being verified, and buttons a person or a browser test can press. */
+const STYLE = `body{font:16px/1.5 system-ui,sans-serif;max-width:36rem;margin:2rem auto;padding:0 1rem;color:#1d2430}
+h1{font-size:1.5rem}label{display:block;margin:.6rem 0}input{font:inherit;width:100%;box-sizing:border-box;padding:.4rem;border:1px solid #bbc;border-radius:.3rem}
+button,a.button{font:inherit;padding:.5rem 1rem;margin:.5rem .5rem 0 0;border-radius:.3rem;border:1px solid #556;background:#f4f6fb;color:inherit;text-decoration:none;display:inline-block;cursor:pointer}
+.note{font-size:.85rem;color:#556;background:#f6f2e6;border-radius:.3rem;padding:.5rem .7rem}`;
+
+function page(title: string, body: string): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<style>${STYLE}</style>
+</head><body>
+${body}
+</body></html>`;
+}
+
+/** The hosted verification page stand-in: who is being verified, the business's details, and buttons a person or a browser test can press. */
 export function hostedPage(view: HostedView): string {
   const what = view.kind === 'kyb' ? 'business' : 'identity';
   const hidden = (name: string, value: string) => `<input type="hidden" name="${name}" value="${escapeHtml(value)}">`;
   const button = (decision: string, label: string) =>
     `<button type="submit" name="decision" value="${decision}" data-decision="${decision}">${escapeHtml(label)}</button>`;
+  const field = (name: keyof KybPrefill, label: string, fallback: string) =>
+    `<label>${escapeHtml(label)} <input name="${name}" value="${escapeHtml(view.prefill?.[name] ?? fallback)}"></label>`;
+  const back = view.returnTo
+    ? `<p><a class="button" id="return" href="${escapeHtml(view.returnTo)}">Return to ${escapeHtml(new URL(view.returnTo).host)}</a></p>`
+    : '<p>You can close this page.</p>';
   const form = view.done
-    ? `<p id="done">Verification finished: <strong data-status>${escapeHtml(view.status)}</strong>. You can close this page.</p>`
+    ? `<p id="done">Verification finished: <strong data-status>${escapeHtml(view.status)}</strong>.</p>${back}`
     : `<form method="post" action="${escapeHtml(view.actionPath)}">
-      ${hidden('authToken', view.token)}${hidden('publicKey', view.publicKey)}${hidden('environment', view.environment)}
-      ${view.kind === 'kyb' ? '<label>Business name <input name="businessName" value="Acme Trading Ltd"></label>' : ''}
+      ${hidden('authToken', view.token)}${hidden('publicKey', view.publicKey)}${hidden('environment', view.environment)}${view.returnTo ? hidden('returnTo', view.returnTo) : ''}
+      ${
+        view.kind === 'kyb'
+          ? `${field('businessName', 'Business name', 'Acme Trading Ltd')}${field('registrationNumber', 'Registration number', '09876543')}${field('website', 'Website', '')}${field('ownerName', 'Beneficial owner', 'Jane Doe')}`
+          : ''
+      }
+      <p class="note">A fake: the decision is yours. "Reject" gives the ${what} a reason a reviewer would have (${view.kind === 'kyb' ? 'an AML screening hit' : 'an expired document'}).</p>
       <p>${button('approve', 'Approve')} ${button('reject', 'Reject')} ${button('review', 'Send for review')}</p>
     </form>`;
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Verify your ${what} (fake)</title>
-<meta name="referrer" content="no-referrer">
-<style>body{font:16px system-ui,sans-serif;max-width:36rem;margin:3rem auto;padding:0 1rem}button{font:inherit;padding:.5rem 1rem;margin-right:.5rem}</style>
-</head><body>
-<h1>Verify your ${what}</h1>
+  return page(
+    `Verify your ${what} (fake)`,
+    `<h1>Verify your ${what}</h1>
 <p>Fake verification service (${escapeHtml(view.environment)}). Reference <code data-ref>${escapeHtml(view.refId)}</code>, status <strong data-status>${escapeHtml(view.status)}</strong>.</p>
-${form}
-</body></html>`;
+${form}`,
+  );
 }
 
 /** A short HTML page for a refused link. */
 export function hostedError(message: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Link not valid</title></head><body><h1>This link is not valid</h1><p id="error">${escapeHtml(message)}</p></body></html>`;
+  return page('Link not valid', `<h1>This link is not valid</h1><p id="error">${escapeHtml(message)}</p>`);
 }

@@ -20,8 +20,11 @@ import {
   type FakeOrganization,
   type FakeOrganizationOptions,
   FakeState,
+  type KybPrefill,
+  type KybSubmission,
   type StatusChange,
 } from './state.js';
+import { readStateFile, writeStateFile } from './state-file.js';
 import { type DeliveryAttempt, type WebhookDeliveryOptions, WebhookDispatcher, type WebhookMessage } from './webhooks.js';
 
 /** Options of {@link createFakeService}. */
@@ -44,6 +47,18 @@ export interface FakeServiceOptions {
   event?: (change: Omit<StatusChange, 'org'>) => unknown;
   /** Told about every request once answered: method, path (never the query, which can hold a token), status, duration. */
   onRequest?: (entry: FakeRequestLog) => void;
+  /**
+   * A JSON file that keeps the fake across restarts: its port (reused when `port` is not given),
+   * credentials, signing keys, cases, sessions, documents and prefills, so hosted links issued
+   * before a restart still open. Written after every change; created when missing. Webhook
+   * deliveries still pending are not kept.
+   */
+  stateFile?: string;
+  /**
+   * Where the hosted page sends the person back after their decision (a link on the page). Default:
+   * the page that opened the hosted page, when the browser said which (`Referer`).
+   */
+  returnUrl?: string;
 }
 
 /** One answered request, as `onRequest` hears it. */
@@ -74,13 +89,15 @@ export interface FakeService {
   kyb: {
     get(refId: string, options?: { apiKey?: string }): KybCaseDetails;
     setStatus(refId: string, status: KybStatus, options?: { apiKey?: string }): KybCaseDetails;
-    submit(refId: string, input?: { businessName?: string }, options?: { apiKey?: string }): KybCaseDetails;
+    submit(refId: string, input?: KybSubmission, options?: { apiKey?: string }): KybCaseDetails;
+    /** What the hosted page shows first for this business (your app's knowledge of it); the business may change it there. */
+    prefill(refId: string, values: KybPrefill, options?: { apiKey?: string }): void;
     reopen(refId: string, stepIds: string[], reason?: string, options?: { apiKey?: string }): KybCaseDetails;
   };
   /** Drive KYC sessions. */
   kyc: {
     get(refId: string, options?: { apiKey?: string }): KycResult;
-    setStatus(refId: string, status: string, options?: { apiKey?: string }): KycResult;
+    setStatus(refId: string, status: string, options?: { apiKey?: string; reason?: string }): KycResult;
   };
   /** Webhook endpoints, deliveries and secret rotation. */
   webhooks: {
@@ -178,11 +195,24 @@ export async function createFakeService(options: FakeServiceOptions = {}): Promi
   };
   const signedUrlTtl = options.signedUrlTtlSeconds ?? 300;
   const buildEvent = options.event ?? webhookEventFixture;
-  const jwtKey = randomBytes(32);
-  const storageKey = randomBytes(32);
+  const saved = options.stateFile === undefined ? undefined : readStateFile(options.stateFile);
+  const jwtKey = saved ? Buffer.from(saved.jwtKey, 'base64') : randomBytes(32);
+  const storageKey = saved ? Buffer.from(saved.storageKey, 'base64') : randomBytes(32);
   const dispatcher = new WebhookDispatcher(options.webhooks);
   const faults = new FaultInjector();
-  const state = new FakeState(kycStatuses, ({ org, ...change }) => dispatcher.publish(org, buildEvent(change)));
+  let listening = false;
+  let port = 0;
+  const save = () => {
+    if (options.stateFile === undefined || !listening) return;
+    writeStateFile(options.stateFile, {
+      version: 1,
+      port,
+      jwtKey: jwtKey.toString('base64'),
+      storageKey: storageKey.toString('base64'),
+      state: state.snapshot(),
+    });
+  };
+  const state = new FakeState(kycStatuses, ({ org, ...change }) => dispatcher.publish(org, buildEvent(change)), save);
   const addOrganization = (o?: FakeOrganizationOptions) => {
     // The SDK's own rules, at start: a bad secret fails here, not at the first delivery's signing.
     if (o?.webhookSecret !== undefined) checkWebhookSecret(o.webhookSecret, 'organization.webhookSecret');
@@ -190,7 +220,11 @@ export async function createFakeService(options: FakeServiceOptions = {}): Promi
     dispatcher.setSecret(org.id, org.webhookSecret);
     return org;
   };
-  const first = addOrganization(options.organization);
+  if (saved) {
+    state.restore(saved.state);
+    for (const org of state.organizations) dispatcher.setSecret(org.id, org.webhookSecret);
+  }
+  const first = state.organizations[0] ?? addOrganization(options.organization);
   const orgOf = (control?: { apiKey?: string }) => {
     if (control?.apiKey === undefined) return first.id;
     const org = state.byApiKey(control.apiKey);
@@ -342,9 +376,21 @@ export async function createFakeService(options: FakeServiceOptions = {}): Promi
     throw new HttpError(404, 'Not found');
   }
 
+  /** An http(s) URL to send the person back to, or undefined (anything else could run script from the link). */
+  const returnTarget = (candidate: string | null | undefined): string | undefined => {
+    if (!candidate) return undefined;
+    try {
+      const parsed = new URL(candidate);
+      return parsed.protocol === 'http:' || parsed.protocol === 'https:' ? parsed.href : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+
   async function hosted(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
     const isPost = req.method === 'POST' && url.pathname === '/hosted/decision';
     const params = isPost ? new URLSearchParams(await readBody(req)) : url.searchParams;
+    const returnTo = returnTarget(options.returnUrl) ?? returnTarget(params.get('returnTo')) ?? returnTarget(req.headers.referer);
     const token = params.get('authToken') ?? '';
     const claims = verifyJwt(token, jwtKey, now());
     if (!claims) return sendHtml(res, 401, hostedError('The verification token is missing, invalid or expired.'));
@@ -368,7 +414,19 @@ export async function createFakeService(options: FakeServiceOptions = {}): Promi
       if (claims.kind === 'kyb') {
         const current = state.findCase(claims.sub, org.id).details.status;
         if (!finalKyb(current)) {
-          state.submitCase(claims.sub, { businessName: params.get('businessName') || undefined }, org.id);
+          const entered = (name: string) => params.get(name) || undefined;
+          state.submitCase(
+            claims.sub,
+            {
+              businessName: entered('businessName'),
+              registrationNumber: entered('registrationNumber'),
+              website: entered('website'),
+              ownerName: entered('ownerName'),
+              // A rejection has its reason in the data, as a reviewer's would: an AML hit.
+              outcome: decision === 'reject' ? 'flagged' : 'clear',
+            },
+            org.id,
+          );
           state.setCaseStatus(claims.sub, decision === 'approve' ? 'COMPLETED' : decision === 'reject' ? 'REJECTED' : 'IN_REVIEW', org.id);
         }
       } else {
@@ -376,13 +434,12 @@ export async function createFakeService(options: FakeServiceOptions = {}): Promi
           claims.sub,
           decision === 'approve' ? kycStatuses.approved : decision === 'reject' ? kycStatuses.rejected : kycStatuses.review,
           org.id,
+          decision === 'reject' ? { reason: 'The identity document has expired' } : {},
         );
       }
       // Back to the page (303: the browser follows with GET), which now shows the outcome.
-      res.writeHead(303, {
-        location: `/hosted/?${new URLSearchParams({ authToken: token, publicKey: org.publicKey, environment })}`,
-        'cache-control': 'no-store',
-      });
+      const query = { authToken: token, publicKey: org.publicKey, environment, ...(returnTo ? { returnTo } : {}) };
+      res.writeHead(303, { location: `/hosted/?${new URLSearchParams(query)}`, 'cache-control': 'no-store' });
       res.end();
       return;
     }
@@ -409,6 +466,8 @@ export async function createFakeService(options: FakeServiceOptions = {}): Promi
         environment,
         actionPath: '/hosted/decision',
         done,
+        returnTo,
+        prefill: claims.kind === 'kyb' ? state.prefillFor(org.id, claims.sub) : {},
       }),
     );
   }
@@ -452,11 +511,23 @@ export async function createFakeService(options: FakeServiceOptions = {}): Promi
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
   });
+  const wanted = options.port ?? saved?.port ?? 0;
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
+    server.once('error', (error: NodeJS.ErrnoException) =>
+      reject(
+        error.code === 'EADDRINUSE' && saved !== undefined && options.port === undefined
+          ? new Error(
+              `fake service: port ${wanted}, kept in ${options.stateFile} so that links issued before stay valid, is in use; free it or remove the file`,
+            )
+          : error,
+      ),
+    );
+    server.listen(wanted, options.host ?? '127.0.0.1', () => resolve());
   });
   const address = server.address() as AddressInfo;
+  port = address.port;
+  listening = true;
+  save();
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   origin = `http://${host}:${address.port}`;
   const webUrl = `${origin}/hosted`;
@@ -479,6 +550,7 @@ export async function createFakeService(options: FakeServiceOptions = {}): Promi
       get: (refId, o) => state.findCase(refId, orgOf(o)).details,
       setStatus: (refId, status, o) => state.setCaseStatus(refId, status, orgOf(o)),
       submit: (refId, input, o) => state.submitCase(refId, input, orgOf(o)),
+      prefill: (refId, values, o) => state.prefill(orgOf(o), refId, values),
       reopen: (refId, stepIds, reason, o) => state.reopenCase(refId, stepIds, reason, orgOf(o)),
     },
     kyc: {
@@ -487,7 +559,7 @@ export async function createFakeService(options: FakeServiceOptions = {}): Promi
         if (!session) throw new Error(`fake service: no KYC session with refId ${JSON.stringify(refId)}`);
         return session.result;
       },
-      setStatus: (refId, status, o) => state.setSessionStatus(refId, status, orgOf(o)),
+      setStatus: (refId, status, o) => state.setSessionStatus(refId, status, orgOf(o), o?.reason === undefined ? {} : { reason: o.reason }),
     },
     webhooks: {
       addEndpoint: (url, o) => dispatcher.addEndpoint(orgOf(o), url),

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { KybCaseDetails, KybDocumentFile, KybStatus, KycResult, ReopenEntry } from '@verikit/core';
 import { amlSummaryFixture, kybCaseDetailsFixture, kybDocumentFileFixture, kybStepsFixture } from '../fixtures.js';
+import { bankStatementPng, pdfDocument } from './documents.js';
 
 /** Credentials of one organization of the fake service. */
 export interface FakeCredentials {
@@ -52,6 +53,34 @@ export interface FakeKycStatuses {
   review: string;
 }
 
+/**
+ * What a business enters on the hosted page (the spec: "the business details are collected in the
+ * hosted flow"); every field has a default. `outcome: 'flagged'` gives the case an AML hit, the
+ * reason a reviewer rejects it for.
+ */
+export interface KybSubmission {
+  businessName?: string;
+  registrationNumber?: string;
+  /** A domain or URL; the website analysis runs on its host. */
+  website?: string;
+  /** The beneficial owner's name. */
+  ownerName?: string;
+  outcome?: 'clear' | 'flagged';
+}
+
+/** Values the hosted page starts with for a case (what the app knows of the business), before the business edits them. */
+export type KybPrefill = Pick<KybSubmission, 'businessName' | 'registrationNumber' | 'website' | 'ownerName'>;
+
+/** Everything the fake keeps, as JSON: what `stateFile` holds. */
+export interface FakeStateSnapshot {
+  organizations: FakeOrganization[];
+  cases: Array<[string, StoredCase]>;
+  sessions: Array<[string, StoredSession]>;
+  documents: Array<[string, { org: string; file: KybDocumentFile; content: string }]>;
+  prefills: Array<[string, KybPrefill]>;
+  caseCounter: number;
+}
+
 /** A status change, for webhooks. */
 export interface StatusChange {
   org: string;
@@ -62,6 +91,24 @@ export interface StatusChange {
 }
 
 const key = (org: string, refId: string) => `${org}\u0000${refId}`;
+
+/** The website as a URL: what was entered (a domain or URL), else one made up from the business name. */
+function websiteOf(entered: string | undefined, businessName: string): string {
+  const text = entered?.trim() ?? '';
+  if (text !== '') {
+    try {
+      return new URL(/^https?:\/\//i.test(text) ? text : `https://${text}`).href;
+    } catch {
+      // Not a host name: made up below, as for none.
+    }
+  }
+  const slug =
+    businessName
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-|-$/g, '') || 'business';
+  return `https://${slug}.test/`;
+}
 const token = (prefix: string, bytes = 18) => `${prefix}${randomBytes(bytes).toString('base64url')}`;
 
 /** Everything the fake knows, scoped by organization, with the transitions the control API drives. */
@@ -74,12 +121,47 @@ export class FakeState {
   private readonly cases = new Map<string, StoredCase>();
   private readonly sessions = new Map<string, StoredSession>();
   private readonly documents = new Map<string, { org: string; file: KybDocumentFile; content: Buffer }>();
+  private readonly prefills = new Map<string, KybPrefill>();
   private caseCounter = 0;
 
   constructor(
     readonly kycStatuses: FakeKycStatuses,
     private readonly onChange: (change: StatusChange) => void,
+    /** Told after every change of what the fake keeps (for `stateFile`). */
+    private readonly onSave: () => void = () => {},
   ) {}
+
+  /** Everything kept, as JSON. */
+  snapshot(): FakeStateSnapshot {
+    return {
+      organizations: this.organizations,
+      cases: [...this.cases],
+      sessions: [...this.sessions],
+      documents: [...this.documents].map(([id, doc]) => [id, { ...doc, content: doc.content.toString('base64') }]),
+      prefills: [...this.prefills],
+      caseCounter: this.caseCounter,
+    };
+  }
+
+  /** Takes back what {@link snapshot} gave (at start, from `stateFile`). */
+  restore(snapshot: FakeStateSnapshot): void {
+    this.organizations.push(...snapshot.organizations);
+    for (const [k, v] of snapshot.cases) this.cases.set(k, v);
+    for (const [k, v] of snapshot.sessions) this.sessions.set(k, v);
+    for (const [id, doc] of snapshot.documents) this.documents.set(id, { ...doc, content: Buffer.from(doc.content, 'base64') });
+    for (const [k, v] of snapshot.prefills) this.prefills.set(k, v);
+    this.caseCounter = snapshot.caseCounter;
+  }
+
+  /** Sets what the hosted page shows first for a case (before it exists, too). */
+  prefill(org: string, refId: string, values: KybPrefill): void {
+    this.prefills.set(key(org, refId), { ...this.prefills.get(key(org, refId)), ...values });
+    this.onSave();
+  }
+
+  prefillFor(org: string, refId: string): KybPrefill {
+    return this.prefills.get(key(org, refId)) ?? {};
+  }
 
   /** Adds an organization with generated credentials unless given. */
   addOrganization(options: FakeOrganizationOptions = {}): FakeOrganization {
@@ -91,6 +173,7 @@ export class FakeState {
       kycEnabled: options.kycEnabled ?? true,
     };
     this.organizations.push(org);
+    this.onSave();
     return org;
   }
 
@@ -120,6 +203,7 @@ export class FakeState {
       updatedAt: now,
     };
     this.cases.set(key(org, input.refId), { org, details });
+    this.onSave();
     return details;
   }
 
@@ -139,57 +223,90 @@ export class FakeState {
     const previous = stored.details.status;
     if (previous === status) return stored.details;
     stored.details = { ...stored.details, status, updatedAt: new Date().toISOString() };
+    this.onSave();
     this.onChange({ org: stored.org, kind: 'kyb', refId, status, previousStatus: previous });
     return stored.details;
   }
 
-  /** Fills the case as the hosted portal would: form values, files, AML, website analysis. */
-  submitCase(refId: string, input: { businessName?: string } = {}, org?: string): KybCaseDetails {
+  /** Fills the case as the hosted portal would: form values, real document files, AML screening, website analysis. */
+  submitCase(refId: string, input: KybSubmission = {}, org?: string): KybCaseDetails {
     const stored = this.findCase(refId, org);
-    const businessName = input.businessName ?? 'Acme Trading Ltd';
+    const businessName = input.businessName?.trim() || 'Acme Trading Ltd';
+    const registrationNumber = input.registrationNumber?.trim() || '09876543';
+    const ownerName = input.ownerName?.trim() || 'Jane Doe';
+    const website = websiteOf(input.website, businessName);
+    const domain = new URL(website).hostname;
+    const holding = `${businessName.replace(/\s+(Ltd|Limited|Inc|LLC|GmbH|Corporation|Corp)\.?$/i, '')} Holdings Ltd`;
+    const flagged = input.outcome === 'flagged';
     const suffix = stored.details.id;
+    const now = new Date().toISOString();
+    const certificate = pdfDocument('Certificate of incorporation', [
+      `Company name: ${businessName}`,
+      `Company number: ${registrationNumber}`,
+      `Registered office: 1 Market Street, London`,
+      `Issued to reference ${refId} by the fake verification service.`,
+    ]);
+    const statement = bankStatementPng(`${businessName}/${refId}`);
     const files = [
       kybDocumentFileFixture({
         id: `doc_${suffix}_cert`,
         url: `/kyb/documents/doc_${suffix}_cert/url`,
-        createdAt: new Date().toISOString(),
+        createdAt: now,
+        size: certificate.length,
       }),
       kybDocumentFileFixture({
         id: `doc_${suffix}_bank`,
         originalName: 'bank-statement.png',
         mimeType: 'image/png',
-        size: 9_120,
+        size: statement.length,
+        createdAt: now,
         url: `/kyb/documents/doc_${suffix}_bank/url`,
       }),
     ];
-    for (const file of files) {
-      const content = Buffer.from(`%FAKE ${file.mimeType} ${file.originalName} for ${refId}\n`.repeat(64));
-      this.documents.set(file.id, { org: stored.org, file: { ...file, size: content.length }, content });
-    }
+    this.documents.set(files[0]!.id, { org: stored.org, file: files[0]!, content: certificate });
+    this.documents.set(files[1]!.id, { org: stored.org, file: files[1]!, content: statement });
     stored.details = {
       ...stored.details,
       businessName,
-      steps: kybStepsFixture({ filled: true, businessName, files: files.map((f) => this.documents.get(f.id)!.file) }),
+      // The spec lists no flag types: this fake says HIGH_RISK for a case with an AML hit.
+      flagType: flagged ? 'HIGH_RISK' : 'NONE',
+      steps: kybStepsFixture({
+        filled: true,
+        businessName,
+        registrationNumber,
+        website,
+        owners: [{ name: ownerName, ownership: 62 }],
+        relatedBusinesses: [{ name: holding }],
+        files,
+      }),
       amlScreening: {
-        primary: [amlSummaryFixture({ refId: `aml_${suffix}`, name: businessName, businessName })],
-        related: [
+        primary: [
           amlSummaryFixture({
-            refId: `aml_${suffix}_rel`,
-            name: 'Acme Holdings Ltd',
-            businessName: 'Acme Holdings Ltd',
-            businessRole: 'related',
+            refId: `aml_${suffix}`,
+            name: businessName,
+            businessName,
+            createdAt: now,
+            reviewedAt: now,
+            // The spec lists no AML statuses: this fake says POTENTIAL_MATCH for a hit.
+            ...(flagged ? { status: 'POTENTIAL_MATCH', totalHits: 2 } : {}),
+          }),
+        ],
+        related: [
+          amlSummaryFixture({ refId: `aml_${suffix}_rel`, name: holding, businessName: holding, businessRole: 'related', createdAt: now }),
+          amlSummaryFixture({
+            refId: `aml_${suffix}_owner`,
+            name: ownerName,
+            businessName,
+            businessRole: 'ubo',
+            caseType: 'PERSON',
+            createdAt: now,
           }),
         ],
       },
-      websiteAnalysis: {
-        domain: 'acme.test',
-        status: 'COMPLETED',
-        initiatedAt: new Date().toISOString(),
-        completedAt: new Date().toISOString(),
-        data: { sslValid: true },
-      },
-      updatedAt: new Date().toISOString(),
+      websiteAnalysis: { domain, status: 'COMPLETED', initiatedAt: now, completedAt: now, data: { sslValid: true } },
+      updatedAt: now,
     };
+    this.onSave();
     return stored.details;
   }
 
@@ -197,6 +314,7 @@ export class FakeState {
     const stored = this.findCase(refId, org);
     const entry: ReopenEntry = { stepIds, reopenedAt: new Date().toISOString(), ...(reason ? { reason } : {}) };
     stored.details = { ...stored.details, reopenHistory: [...stored.details.reopenHistory, entry] };
+    this.onSave();
     // The spec does not show the state after a reopen; this fake moves the case back to IN_PROGRESS.
     return this.setCaseStatus(refId, 'IN_PROGRESS', stored.org);
   }
@@ -220,6 +338,7 @@ export class FakeState {
       result: { refId, status: this.kycStatuses.initial, createdAt: new Date().toISOString() },
     };
     this.sessions.set(key(org, refId), session);
+    this.onSave();
     return session;
   }
 
@@ -227,12 +346,14 @@ export class FakeState {
     return this.sessions.get(key(org, refId));
   }
 
-  setSessionStatus(refId: string, status: string, org?: string): KycResult {
+  /** Moves a session to `status`; `details` are further result fields (the fake's `reason` for a rejection). */
+  setSessionStatus(refId: string, status: string, org?: string, details: Record<string, unknown> = {}): KycResult {
     const session = org !== undefined ? this.sessions.get(key(org, refId)) : [...this.sessions.values()].find((s) => s.refId === refId);
     if (!session) throw new Error(`fake service: no KYC session with refId ${JSON.stringify(refId)}`);
     const previous = session.result.status;
     if (previous === status) return session.result;
-    session.result = { ...session.result, status, updatedAt: new Date().toISOString() };
+    session.result = { ...session.result, ...details, status, updatedAt: new Date().toISOString() };
+    this.onSave();
     this.onChange({ org: session.org, kind: 'kyc', refId, status, previousStatus: previous });
     return session.result;
   }
