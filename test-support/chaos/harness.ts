@@ -43,6 +43,8 @@ export interface ChaosFigures {
   kills: number;
   /** Instances that exited without being killed by the harness (a crash), with how they ended. */
   crashes: string[];
+  /** For each delivery the sender gave up on: its id and every attempt as `ms since start:answer`. */
+  givenUpHistories: string[];
   killedConnections: number;
   givenUp: number;
   earlyAcks: number;
@@ -97,7 +99,9 @@ export async function runChaos(engine: ChaosEngine, options: ChaosOptions): Prom
   let killedConnections = 0;
   let sending = true;
 
+  const givenUpHistories: string[] = [];
   const deliver = async (id: string, payload: string): Promise<void> => {
+    const history: string[] = [];
     for (const delay of options.scheduleMs) {
       if (delay > 0) await sleep(delay);
       attempts++;
@@ -115,6 +119,7 @@ export async function runChaos(engine: ChaosEngine, options: ChaosOptions): Prom
         }
       }
       statuses[status] = (statuses[status] ?? 0) + 1;
+      history.push(`${Date.now() - started}:${status}`);
       if (status.startsWith('2')) {
         // A 2xx tells the sender to stop: the event must be durable by now.
         if (!(await engine.isDurable(id))) earlyAcks++;
@@ -122,6 +127,7 @@ export async function runChaos(engine: ChaosEngine, options: ChaosOptions): Prom
       }
     }
     givenUp++;
+    givenUpHistories.push(`${id} ${history.join(' ')}`);
   };
 
   const faults = (async () => {
@@ -186,6 +192,7 @@ export async function runChaos(engine: ChaosEngine, options: ChaosOptions): Prom
     crashes,
     killedConnections,
     givenUp,
+    givenUpHistories,
     earlyAcks,
     lost: ids.filter((id) => !effects.has(id)).length,
     doubled: [...effects.values()].filter((n) => n > 1).length,

@@ -1,15 +1,9 @@
 // One instance of the multi-instance chaos harness: a real host app (Express, Fastify or Hono) with
 // verikit's adapter, over the real Redis, in inline mode (store) or inbox mode (BullMQ inbox + worker).
 // onEvent fails 5% of the time; its effect is counted per id, through ctx.sql in inbox mode (before the failure point).
-import { serve } from '@hono/node-server';
+// Only the framework this instance serves is loaded: a SIGKILLed instance is back sooner.
 import { createInboxWorker } from '@verikit/core';
-import { verikitRouter } from '@verikit/express';
-import { verikitPlugin } from '@verikit/fastify';
-import { verikitApp } from '@verikit/hono';
 import { createRedisInbox, createRedisStore } from '@verikit/redis';
-import express from 'express';
-import Fastify from 'fastify';
-import { Hono } from 'hono';
 import { Redis } from 'ioredis';
 
 const [mode, framework, prefix, secret, url, connectionName] = process.argv.slice(2);
@@ -60,15 +54,18 @@ if (mode === 'inline') {
 
 const ready = (port) => process.send({ port });
 if (framework === 'express') {
+  const [{ verikitRouter }, { default: express }] = await Promise.all([import('@verikit/express'), import('express')]);
   const app = express();
   app.use('/verikit', verikitRouter({ webhook }));
   const server = app.listen(0, '127.0.0.1', () => ready(server.address().port));
 } else if (framework === 'fastify') {
+  const [{ verikitPlugin }, { default: Fastify }] = await Promise.all([import('@verikit/fastify'), import('fastify')]);
   const app = Fastify();
   await app.register(verikitPlugin, { prefix: '/verikit', webhook });
   await app.listen({ port: 0, host: '127.0.0.1' });
   ready(app.server.address().port);
 } else {
+  const [{ verikitApp }, { Hono }, { serve }] = await Promise.all([import('@verikit/hono'), import('hono'), import('@hono/node-server')]);
   const app = new Hono();
   app.route('/verikit', verikitApp({ webhook }));
   serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info) => ready(info.port));
