@@ -12,6 +12,7 @@ try {
       ? `verikit example running against the embedded fake service (no account, no secrets, no internet):\n  ${example.url}`
       : `verikit example running against the real service from VERIKIT_*:\n  ${example.url}`,
   );
+  console.log(`  data: ${example.storage} (kept across restarts)`);
   const stop = () => {
     example.close().then(() => process.exit(0));
   };

@@ -1,42 +1,55 @@
-import { collectDocumentFiles, isFinal, type KybCaseDetails, type KybStep } from '@verikit/core';
-import type { Account, VerificationState } from './db.js';
+import { type AmlSummary, collectDocumentFiles, type DeadLetter, isFinal, type KybCaseDetails, type KybStep } from '@verikit/core';
+import type { Account, KybState, KycState } from './db.js';
 
 const esc = (value: unknown): string =>
   String(value ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
 
-const show = (value: unknown): string =>
-  value === null || value === undefined || value === ''
-    ? '<em>empty</em>'
-    : typeof value === 'object'
-      ? `<code>${esc(JSON.stringify(value))}</code>`
-      : esc(value);
+/** A timestamp the browser shows in its own time zone (the server does not know it). */
+const when = (value: Date | string | null | undefined): string => {
+  if (value === null || value === undefined || value === '') return '<em>unknown</em>';
+  const iso = new Date(value).toISOString();
+  return `<time datetime="${iso}" data-local>${iso.replace('T', ' ').slice(0, 16)} UTC</time>`;
+};
+
+/** The favicon: a small shield, as SVG (also served at /favicon.ico). */
+export const FAVICON_SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><path d="M16 2 4 6v9c0 7.5 5 12.5 12 15 7-2.5 12-7.5 12-15V6z" fill="#2d5bd7"/><path d="m10 16 4 4 8-9" stroke="#fff" stroke-width="3" fill="none" stroke-linecap="round" stroke-linejoin="round"/></svg>`;
+
+const STYLE = `body{font:15px/1.5 system-ui,sans-serif;max-width:62rem;margin:1.5rem auto;padding:0 1rem;color:#1d2430;background:#fbfcfe}
+header{display:flex;justify-content:space-between;align-items:center;border-bottom:1px solid #dde;margin-bottom:1rem;gap:1rem}
+header h1{font-size:1.3rem;margin:.5rem 0}header h1 a{color:inherit;text-decoration:none}
+.mode{font-size:.8rem;background:#eef3ff;border-radius:1rem;padding:.1rem .7rem}
+section{border:1px solid #dde;border-radius:.6rem;padding:.5rem 1.2rem 1rem;margin:1rem 0;background:#fff}
+.badge{display:inline-block;font-weight:700;border-radius:1rem;padding:.05rem .7rem;font-size:.9rem;background:#f1f1f4}
+.approved,.COMPLETED{background:#e3f5e8;color:#11652a}.rejected,.REJECTED{background:#fde8e6;color:#a5231b}
+.pending,.IN_PROGRESS,.IN_REVIEW,.NOT_STARTED{background:#fff4d9;color:#7a5600}
+.reason{border-left:4px solid #c4372e;background:#fff6f5;padding:.4rem .8rem;margin:.6rem 0}
+table{border-collapse:collapse;width:100%}td,th{text-align:left;padding:.3rem .5rem;border-bottom:1px solid #eef;vertical-align:top}
+th{font-weight:600;color:#445}dl{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem}dt{color:#556}dd{margin:0}
+button{font:inherit;padding:.45rem 1rem;cursor:pointer;border-radius:.4rem;border:1px solid #2d5bd7;background:#2d5bd7;color:#fff}
+button.quiet{background:#fff;color:#2d5bd7}small,.muted{color:#667}input{font:inherit;padding:.35rem;border:1px solid #bbc;border-radius:.3rem}
+.hit{color:#a5231b;font-weight:600}.who{display:flex;align-items:center;gap:.5rem;flex-wrap:wrap}.who form{margin-left:auto}`;
 
 function layout(title: string, mode: string, body: string, script = ''): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${esc(title)} · verikit example</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<style>
-body{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#1d2430}
-header{display:flex;justify-content:space-between;align-items:center;border-bottom:1px solid #dde;margin-bottom:1rem}
-.mode{font-size:.8rem;background:#eef3ff;border-radius:1rem;padding:.1rem .7rem}
-section{border:1px solid #dde;border-radius:.5rem;padding:1rem;margin:1rem 0}
-.status{font-weight:700}.approved,.COMPLETED{color:#11772f}.rejected,.REJECTED{color:#b4231b}.pending{color:#8a6100}
-table{border-collapse:collapse;width:100%}td,th{text-align:left;padding:.25rem .5rem;border-bottom:1px solid #eef}
-button{font:inherit;padding:.4rem .9rem;cursor:pointer}
-</style></head><body>
-<header><h1>verikit example</h1><span class="mode" data-mode>${esc(mode)}</span></header>
+<link rel="icon" href="/favicon.ico" type="image/svg+xml">
+<style>${STYLE}</style></head><body>
+<header><h1><a href="/">verikit example</a></h1><span class="mode" data-mode>${esc(mode)}</span></header>
 ${body}
+<script>document.querySelectorAll('time[data-local]').forEach((t) => { t.textContent = new Date(t.dateTime).toLocaleString(); });</script>
 ${script}
 </body></html>`;
 }
 
 /** The sign-in stand-in: pick a person and a business. */
-export function signInPage(mode: string): string {
+export function signInPage(mode: string, problem?: string): string {
   return layout(
     'Sign in',
     mode,
     `<section><h2>Sign in</h2>
 <p>A stand-in for your own login: who is the person, and which business do they act for?</p>
+${problem ? `<p class="reason" role="alert">${esc(problem)}</p>` : ''}
 <form method="post" action="/signin">
 <p><label>Your name <input name="name" value="Jane Doe" required></label></p>
 <p><label>Business <input name="business" value="Acme Trading Ltd" required></label></p>
@@ -45,64 +58,154 @@ export function signInPage(mode: string): string {
   );
 }
 
-function stepRows(step: KybStep): string {
-  if ('fields' in step && Array.isArray(step.fields)) {
-    return `<table>${(step.fields as Array<{ title: string; value: unknown; groupTitle?: string }>)
-      .map((f) => `<tr><th>${esc(f.groupTitle ? `${f.groupTitle}: ${f.title}` : f.title)}</th><td>${show(f.value)}</td></tr>`)
-      .join('')}</table>`;
-  }
+/** A styled error page for the app's own failures (unknown page, no such document, a broken upstream). */
+export function errorPage(mode: string, status: number, title: string, message: string): string {
+  return layout(
+    title,
+    mode,
+    `<section data-error="${status}"><h2>${esc(title)}</h2><p>${esc(message)}</p><p><a href="/">Back to the start</a></p></section>`,
+  );
+}
+
+const percent = (value: unknown) => (typeof value === 'number' ? ` (${value} %)` : '');
+const nameOf = (entry: unknown) => esc((entry as { name?: unknown })?.name ?? JSON.stringify(entry));
+
+function formRows(step: KybStep): string {
+  const fields = (step as { fields?: Array<{ title: string; value: unknown; groupTitle?: string }> }).fields ?? [];
+  return `<dl>${fields
+    .map(
+      (f) =>
+        `<dt>${esc(f.groupTitle ? `${f.groupTitle}: ${f.title}` : f.title)}</dt><dd>${f.value === null || f.value === '' ? '<em>empty</em>' : esc(typeof f.value === 'object' ? JSON.stringify(f.value) : f.value)}</dd>`,
+    )
+    .join('')}</dl>`;
+}
+
+function stepBody(step: KybStep): string {
   if (step.type === 'document') {
     const files = collectDocumentFiles(step as Parameters<typeof collectDocumentFiles>[0]);
     return files.length === 0
       ? '<p><em>No documents.</em></p>'
-      : `<ul>${files.map((f) => `<li><a href="/documents/${encodeURIComponent(f.id)}" data-document>${esc(f.originalName)}</a> (${esc(f.mimeType)}, ${f.size} bytes${f.analysis?.matches === undefined ? '' : f.analysis.matches ? ', matches' : ', does not match'})</li>`).join('')}</ul>`;
+      : `<ul>${files
+          .map(
+            (f) =>
+              `<li><a href="/documents/${encodeURIComponent(f.id)}" target="_blank" data-document>${esc(f.originalName)}</a> <small>${esc(f.mimeType)}, ${Math.ceil(f.size / 1024)} KB${f.analysis?.matches === false ? ', <span class="hit">does not match the details given</span>' : ''} · <a href="/documents/${encodeURIComponent(f.id)}?download=1" data-download>download</a></small></li>`,
+          )
+          .join('')}</ul>`;
   }
-  const entries = (step as Record<string, unknown>)[step.type === 'ubo' ? 'ubos' : 'relatedBusinesses'];
-  return Array.isArray(entries)
-    ? `<p>${entries.length} ${step.type === 'ubo' ? 'beneficial owner(s)' : 'related business(es)'}: ${show(entries)}</p>`
-    : '';
+  if (step.type === 'ubo') {
+    const owners = (step as { ubos?: unknown[] }).ubos ?? [];
+    return owners.length === 0
+      ? '<p><em>None declared.</em></p>'
+      : `<ul data-owners>${owners.map((o) => `<li>${nameOf(o)}${percent((o as { ownership?: unknown }).ownership)}</li>`).join('')}</ul>`;
+  }
+  if (step.type === 'relatedBusinesses') {
+    const related = (step as { relatedBusinesses?: unknown[] }).relatedBusinesses ?? [];
+    return related.length === 0 ? '<p><em>None.</em></p>' : `<ul data-related>${related.map((r) => `<li>${nameOf(r)}</li>`).join('')}</ul>`;
+  }
+  return formRows(step);
+}
+
+const hasHit = (a: AmlSummary) => (a.totalHits ?? 0) > 0 || !['CLEAR', 'NO_MATCH'].includes(String(a.status));
+
+/** Why a case was rejected, as far as its data says: AML hits and documents that did not match. */
+export function rejectionReasons(details: KybCaseDetails): string[] {
+  const reasons = [...details.amlScreening.primary, ...details.amlScreening.related]
+    .filter(hasHit)
+    .map(
+      (a) =>
+        `AML screening of ${a.name ?? a.businessName}: ${a.totalHits ?? 'some'} potential match(es) (${a.sourceType ?? 'lists'}, ${a.status})`,
+    );
+  for (const step of details.steps) {
+    if (step.type !== 'document') continue;
+    for (const f of collectDocumentFiles(step as Parameters<typeof collectDocumentFiles>[0])) {
+      if (f.analysis?.matches === false) reasons.push(`${f.originalName} does not match the details given`);
+    }
+  }
+  return reasons;
 }
 
 function kybDetails(details: KybCaseDetails): string {
   const aml = [...details.amlScreening.primary, ...details.amlScreening.related];
-  return `<p>Business name: <strong data-business-name>${esc(details.businessName)}</strong> · flow ${esc(details.flow.title ?? details.flow.id)} · risk flag ${esc(details.flagType ?? 'n/a')}</p>
-${details.steps.map((step) => `<h4>${esc(step.title)} <small>(${esc(step.type)})</small></h4>${stepRows(step)}`).join('')}
+  return `<p>Business <strong data-business-name>${esc(details.businessName)}</strong> · flow ${esc(details.flow.title ?? details.flow.id)}${details.flagType && details.flagType !== 'NONE' ? ` · flagged <span class="hit">${esc(details.flagType)}</span>` : ''}</p>
+${details.steps.map((step) => `<h4>${esc(step.title)}</h4>${stepBody(step)}`).join('')}
 <h4>AML screening</h4>
-${aml.length === 0 ? '<p><em>None.</em></p>' : `<table><tr><th>Name</th><th>Role</th><th>Status</th><th>Hits</th><th>Monitoring</th></tr>${aml.map((a) => `<tr><td>${esc(a.name ?? a.businessName)}</td><td>${esc(a.businessRole)}</td><td>${esc(a.status)}</td><td>${esc(a.totalHits ?? '')}</td><td>${a.ongoingMonitoring ? 'on' : 'off'}</td></tr>`).join('')}</table>`}
-${details.websiteAnalysis ? `<p>Website ${esc(details.websiteAnalysis.domain)}: ${esc(details.websiteAnalysis.status)}</p>` : ''}
-<h4>Reopen history</h4>
-${details.reopenHistory.length === 0 ? '<p><em>Never reopened.</em></p>' : `<ul>${details.reopenHistory.map((r) => `<li>${esc(r.reopenedAt)}: steps ${esc(r.stepIds.join(', '))}${r.reason ? `, ${esc(r.reason)}` : ''}</li>`).join('')}</ul>`}`;
+${aml.length === 0 ? '<p><em>None.</em></p>' : `<table data-aml><tr><th>Name</th><th>Role</th><th>Result</th><th>Screened</th><th>Monitoring</th></tr>${aml.map((a) => `<tr><td>${esc(a.name ?? a.businessName)}</td><td>${esc(a.businessRole)}</td><td${hasHit(a) ? ' class="hit"' : ''}>${esc(a.status)}${a.totalHits ? ` · ${esc(a.totalHits)} hit(s)` : ''}</td><td>${when(a.createdAt)}</td><td>${a.ongoingMonitoring ? 'on' : 'off'}</td></tr>`).join('')}</table>`}
+${details.websiteAnalysis ? `<h4>Website</h4><p>${esc(details.websiteAnalysis.domain)}: ${esc(details.websiteAnalysis.status)}</p>` : ''}
+${details.reopenHistory.length === 0 ? '' : `<h4>Reopened</h4><ul>${details.reopenHistory.map((r) => `<li>${when(r.reopenedAt)}: ${esc(r.stepIds.join(', '))}${r.reason ? `, ${esc(r.reason)}` : ''}</li>`).join('')}</ul>`}`;
 }
 
-/** The dashboard of the signed-in party's verifications; refreshes itself when a webhook lands. */
-export function dashboardPage(
-  mode: string,
-  account: Account,
-  kyc: VerificationState['kyc'],
-  kyb: VerificationState['kyb'],
-  version: number,
-): string {
-  const kycBlock = kyc
-    ? `<p>Status <span class="status ${esc(kyc.decision)}" data-kyc-status>${esc(kyc.status)}</span> · <span class="${esc(kyc.decision)}" data-kyc-decision>${esc(kyc.decision)}</span> · updated ${esc(kyc.updatedAt.toISOString())}</p>`
-    : '<p data-kyc-status>Not verified yet.</p>';
-  const kybStatus = kyb?.details.status;
-  const kybBlock = kyb
-    ? `<p>Status <span class="status ${esc(kybStatus)}" data-kyb-status>${esc(kybStatus)}</span>${isFinal(kybStatus as string) ? '' : ' · in progress'} · updated ${esc(kyb.updatedAt.toISOString())}</p>${isFinal(kybStatus as string) ? kybDetails(kyb.details) : ''}`
-    : '<p data-kyb-status>Not verified yet.</p>';
+const KYC_LABEL = { approved: 'Approved', rejected: 'Rejected', pending: 'In progress' } as const;
+const KYB_LABEL: Record<string, string> = {
+  NOT_STARTED: 'Not started',
+  IN_PROGRESS: 'In progress',
+  IN_REVIEW: 'Under review',
+  COMPLETED: 'Verified',
+  REJECTED: 'Rejected',
+};
+
+const action = (kind: 'kyb' | 'kyc', label: string) =>
+  `<form method="post" action="/verikit/invite/${kind}"><button type="submit" data-verify="${kind}">${esc(label)}</button></form>`;
+
+function kycSection(kyc: KycState | undefined): string {
+  if (!kyc) return `<p><span class="badge" data-kyc-status>Not verified yet</span></p>${action('kyc', 'Verify my identity')}`;
+  const final = kyc.decision !== 'pending';
+  return `<p><span class="badge ${esc(kyc.decision)}" data-kyc-decision="${esc(kyc.decision)}">${KYC_LABEL[kyc.decision]}</span> <small>service status <code data-kyc-status>${esc(kyc.status)}</code> · updated ${when(kyc.updatedAt)}</small></p>
+${kyc.decision === 'rejected' ? `<p class="reason" data-reason>Reason: ${esc(kyc.reason ?? 'the service gave none')}</p>` : ''}
+${final ? '<p class="muted">This result is final.</p>' : action('kyc', 'Continue verification')}`;
+}
+
+function kybSection(kyb: KybState | undefined): string {
+  if (!kyb) return `<p><span class="badge" data-kyb-status>Not verified yet</span></p>${action('kyb', 'Verify my business')}`;
+  const { status } = kyb.details;
+  const final = isFinal(status);
+  const reasons = status === 'REJECTED' ? rejectionReasons(kyb.details) : [];
+  return `<p><span class="badge ${esc(status)}" data-kyb-status="${esc(status)}">${esc(KYB_LABEL[status] ?? status)}</span> <small>updated ${when(kyb.updatedAt)}</small></p>
+${status === 'REJECTED' ? `<div class="reason" data-reason><strong>Why:</strong> ${reasons.length === 0 ? 'the service gave no reason in the case data' : `<ul>${reasons.map((r) => `<li>${esc(r)}</li>`).join('')}</ul>`}</div>` : ''}
+${final ? kybDetails(kyb.details) : status === 'IN_REVIEW' ? '<p class="muted">A reviewer is looking at it; nothing to do now.</p>' : action('kyb', 'Continue verification')}`;
+}
+
+function operations(deadLetters: DeadLetter[]): string {
+  return `<section data-operations><h2>Operations</h2>
+<p class="muted">Webhook deliveries the worker gave up on after its retries (an operator panel: in production, behind your admin login).</p>
+${
+  deadLetters.length === 0
+    ? '<p data-dead-letters="0">No failed deliveries.</p>'
+    : `<table data-dead-letters="${deadLetters.length}"><tr><th>Delivery</th><th>Attempts</th><th>Last error</th><th>Received</th><th></th></tr>${deadLetters
+        .map(
+          (d) =>
+            `<tr><td><code>${esc(d.id)}</code></td><td>${d.attempts}</td><td>${esc(d.lastError ?? '')}</td><td>${when(d.receivedAt)}</td><td><form method="post" action="/operations/dead-letters/${encodeURIComponent(d.id)}/replay"><button type="submit" class="quiet" data-replay>Replay</button></form></td></tr>`,
+        )
+        .join('')}</table>`
+}</section>`;
+}
+
+/** Everything the dashboard shows. */
+export interface DashboardView {
+  mode: string;
+  account: Account;
+  kyc: KycState | undefined;
+  kyb: KybState | undefined;
+  deadLetters: DeadLetter[];
+  /** This account's change marker: the page reloads when it changes. */
+  stamp: string;
+}
+
+/** The signed-in party's verifications; it refreshes itself when their own results change, and only then. */
+export function dashboardPage(view: DashboardView): string {
+  const { account } = view;
   return layout(
     'Dashboard',
-    mode,
-    `<p>Signed in as <strong>${esc(account.name)}</strong> for <strong>${esc(account.businessName)}</strong>. <form method="post" action="/signout" style="display:inline"><button type="submit">Sign out</button></form></p>
-<section><h2>Your identity (KYC)</h2><p><small>refId ${esc(account.userRefId)}</small></p>${kycBlock}
-<form method="post" action="/verikit/invite/kyc"><button type="submit" data-verify="kyc">Verify my identity</button></form></section>
-<section><h2>Your business (KYB)</h2><p><small>refId ${esc(account.businessRefId)}</small></p>${kybBlock}
-<form method="post" action="/verikit/invite/kyb"><button type="submit" data-verify="kyb">Verify my business</button></form></section>`,
+    view.mode,
+    `<div class="who">Signed in as <strong>${esc(account.name)}</strong> for <strong>${esc(account.businessName)}</strong>. <form method="post" action="/signout"><button type="submit" class="quiet">Sign out</button></form></div>
+<section data-section="kyc"><h2>Your identity (KYC)</h2>${kycSection(view.kyc)}</section>
+<section data-section="kyb"><h2>Your business (KYB)</h2>${kybSection(view.kyb)}</section>
+${operations(view.deadLetters)}`,
     `<script>
-// Refresh when a webhook has changed anything (the server bumps a version number).
-const seen = ${version};
+// Refresh when this account's results change (another user's webhook does not touch this page).
+const seen = ${JSON.stringify(view.stamp)};
 setInterval(async () => {
-  const r = await fetch('/dashboard/version', { cache: 'no-store' }).catch(() => null);
-  if (r && r.ok && Number(await r.text()) !== seen) location.reload();
+  const r = await fetch('/dashboard/state', { cache: 'no-store' }).catch(() => null);
+  if (r && r.ok && (await r.text()) !== seen) location.reload();
 }, 1000);
 </script>`,
   );

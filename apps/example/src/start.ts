@@ -1,70 +1,123 @@
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createClient, MemoryIdempotencyStore } from '@verikit/core';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createClient, createInboxWorker, type InboxWorker, type VerikitClient } from '@verikit/core';
+import { createPostgresInbox, type PostgresInbox, type Queryable } from '@verikit/postgres';
 import { createFakeService, type FakeService } from '@verikit/testing';
 import { createApp } from './app.js';
 import { readMode } from './config.js';
+import { Database } from './db.js';
+import { chooseStorage, openStorage, type Storage } from './storage.js';
+
+/** Where the example keeps its data unless `VERIKIT_EXAMPLE_DATA` says otherwise: `apps/example/.data`. */
+export const DEFAULT_DATA_DIR = fileURLToPath(new URL('../.data', import.meta.url));
 
 /** A running example app. */
 export interface RunningExample {
   url: string;
   mode: 'embedded' | 'real';
+  /** Where the data is, in words (PGlite's folder, or the PostgreSQL server). */
+  storage: string;
   /** The embedded fake service, in embedded mode. */
   fake: FakeService | undefined;
   close(): Promise<void>;
 }
 
-/** Starts the example: against an embedded fake service, or the real one when `VERIKIT_*` are set. */
-export async function startExample(options: {
+/** Options of {@link startExample}. */
+export interface StartOptions {
   port: number;
   host?: string;
   env: Record<string, string | undefined>;
-}): Promise<RunningExample> {
+  /** The worker's retries (default 5 attempts, 1 s doubling): the browser test shortens them. */
+  retry?: { maxAttempts?: number; baseDelayMs?: number; maxDelayMs?: number };
+}
+
+/** Listens first, so a port in use fails before any data is opened; requests wait for the app. */
+async function listen(port: number, host: string): Promise<{ server: Server; url: string }> {
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  return { server, url: `http://${host}:${(server.address() as AddressInfo).port}` };
+}
+
+/**
+ * Starts the example: its data in PGlite (`VERIKIT_EXAMPLE_DATA`, default `apps/example/.data`) or
+ * PostgreSQL (`DATABASE_URL`); webhooks in inbox mode on the same database, drained by a worker that
+ * writes each result in the transaction that marks its event done; against an embedded fake
+ * service that keeps its port and state in the same folder, or the real service when `VERIKIT_*` are set.
+ */
+export async function startExample(options: StartOptions): Promise<RunningExample> {
   const mode = readMode(options.env);
-  const fake = mode.kind === 'embedded' ? await createFakeService() : undefined;
-  const clientOptions = fake
-    ? {
-        apiKey: fake.credentials.apiKey,
-        baseUrl: fake.baseUrl,
-        webUrl: fake.webUrl,
-        publicKey: fake.credentials.publicKey,
-        environment: 'sandbox' as const,
-      }
-    : (mode as Extract<typeof mode, { kind: 'real' }>).client;
-  const client = createClient({
-    ...clientOptions,
-    kycStatuses: {
-      approved: (options.env.VERIKIT_KYC_APPROVED ?? 'APPROVED').split(','),
-      rejected: (options.env.VERIKIT_KYC_REJECTED ?? 'REJECTED').split(','),
-    },
-  });
-  const label = fake ? 'embedded fake service' : `real service (${clientOptions.environment ?? 'sandbox'})`;
-  const app = createApp({
-    client,
-    webhookSecret: fake ? fake.credentials.webhookSecret : (mode as Extract<typeof mode, { kind: 'real' }>).webhookSecret,
-    store: new MemoryIdempotencyStore(),
-    mode: label,
-  });
+  const dataDir = options.env.VERIKIT_EXAMPLE_DATA || DEFAULT_DATA_DIR;
   const host = options.host ?? '127.0.0.1';
-  const server = await new Promise<import('node:http').Server>((resolve, reject) => {
-    const s = app.listen(options.port, host);
-    s.once('listening', () => resolve(s));
-    s.once('error', reject);
-  }).catch(async (error: NodeJS.ErrnoException) => {
-    await client.close();
-    await fake?.close();
-    throw error;
-  });
-  const url = `http://${host}:${(server.address() as AddressInfo).port}`;
-  fake?.webhooks.addEndpoint(`${url}/verikit/webhook`);
-  return {
-    url,
-    mode: mode.kind,
-    fake,
-    close: async () => {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await client.close();
-      await fake?.close();
-    },
+  const { server, url } = await listen(options.port, host);
+  const cleanups: Array<() => Promise<unknown>> = [];
+  // The server first, so nothing new arrives; then the rest, the last opened first.
+  const close = async () => {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => {});
   };
+  try {
+    const storage: Storage = await openStorage(chooseStorage(options.env, dataDir));
+    cleanups.push(() => storage.close());
+    const db = new Database(storage.db);
+    await db.migrate();
+    const inbox: PostgresInbox = createPostgresInbox({ db: storage.db, schema: 'verikit' });
+    await inbox.migrate();
+    cleanups.push(() => inbox.close());
+
+    // The embedded fake keeps its port, keys and cases beside the app's data: links issued before a restart still open.
+    const fake =
+      mode.kind === 'embedded'
+        ? await createFakeService({ stateFile: join(dataDir, 'fake-service.json'), returnUrl: `${url}/dashboard` })
+        : undefined;
+    if (fake) cleanups.push(() => fake.close());
+    const clientOptions = fake ? fake.clientOptions : (mode as Extract<typeof mode, { kind: 'real' }>).client;
+    const client: VerikitClient = createClient({
+      ...clientOptions,
+      kycStatuses: {
+        approved: (options.env.VERIKIT_KYC_APPROVED ?? 'APPROVED').split(','),
+        rejected: (options.env.VERIKIT_KYC_REJECTED ?? 'REJECTED').split(','),
+      },
+    });
+    cleanups.push(() => client.close());
+
+    const worker: InboxWorker = createInboxWorker<Queryable>({
+      inbox,
+      client,
+      concurrency: 2,
+      retry: { maxAttempts: 5, ...options.retry },
+      // Never trust the webhook body alone: read the authoritative result by refId, then save it in
+      // the transaction that marks the event done, so it is saved exactly once.
+      onEvent: async (ctx) => {
+        const fetched = await ctx.fetchResult();
+        if (fetched.kind === 'kyb') await Database.saveKyb(ctx.sql, fetched.refId, fetched.result, ctx.id);
+        else await Database.saveKyc(ctx.sql, fetched.refId, fetched.result, client.kyc.classify(fetched.result.status), ctx.id);
+      },
+    });
+    worker.start();
+    cleanups.push(() => worker.stop({ timeoutMs: 5_000 }));
+
+    const label = fake ? 'embedded fake service' : `real service (${clientOptions.environment ?? 'sandbox'})`;
+    const app = createApp({
+      client,
+      webhookSecret: fake ? fake.credentials.webhookSecret : (mode as Extract<typeof mode, { kind: 'real' }>).webhookSecret,
+      inbox,
+      worker,
+      db,
+      mode: label,
+      // What the app knows of the business, as the hosted page's starting values (the embedded fake only).
+      onSignIn: fake ? (who) => fake.kyb.prefill(who.businessRefId, Database.prefillOf(who)) : undefined,
+    });
+    server.on('request', app);
+    fake?.webhooks.addEndpoint(`${url}/verikit/webhook`);
+    return { url, mode: mode.kind, storage: storage.description, fake, close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
 }
