@@ -118,8 +118,12 @@ SELECT (SELECT count(*) FROM again)::int AS replayed, (SELECT count(*) FROM woke
         die(asError(error));
         throw error;
       }
+      // Closing: the connection is destroyed, not returned LISTENing to the pool, and `die` stays as a
+      // no-op listener, so an error the server sends it later neither releases it twice nor goes unheard.
       return async () => {
-        if (!dead) client.release();
+        if (dead) return;
+        dead = true;
+        client.release(true);
       };
     })();
   };

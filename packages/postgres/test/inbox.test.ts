@@ -221,3 +221,47 @@ describe('createPostgresInbox options', () => {
     expect(() => createPostgresInbox({ db: { query: async () => ({ rows: [] }) } })).toThrow(/pg Pool or a PGlite instance/);
   });
 });
+
+describe.runIf(serverAvailable)('the listening connection on close', () => {
+  it('is destroyed, not handed back to the pool LISTENing, and a later server error on it is neither unheard nor a double release', async () => {
+    const app = `verikit-listen-close-${process.pid}`;
+    const pool = new pg.Pool({ connectionString: POSTGRES_URL, max: 4, application_name: app });
+    pool.on('error', () => {});
+    const schema = `verikit_listen_${process.pid}_${Date.now().toString(36)}`;
+    const inbox = createPostgresInbox({ db: pool, schema });
+    await inbox.migrate();
+    try {
+      const controller = new AbortController();
+      const waited = inbox.waitForWork(controller.signal, 200); // opens the LISTEN connection
+      await until(
+        async () =>
+          (await pool.query(`SELECT 1 FROM pg_stat_activity WHERE application_name = $1 AND query LIKE 'LISTEN%'`, [app])).rows.length ===
+          1,
+        'the LISTEN connection',
+      );
+      await waited;
+      const listener = (await pool.query(`SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND query LIKE 'LISTEN%'`, [app]))
+        .rows[0]?.pid as number;
+      await inbox.close();
+      const unhandled: unknown[] = [];
+      const onUncaught = (error: unknown) => unhandled.push(error);
+      process.on('uncaughtException', onUncaught);
+      try {
+        // The server ends that backend (a restart, an admin): nothing may throw in this process.
+        await pool.query('SELECT pg_terminate_backend($1)', [listener]);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      } finally {
+        process.off('uncaughtException', onUncaught);
+      }
+      expect(unhandled).toEqual([]);
+      const stillListening = await pool.query(
+        `SELECT 1 FROM pg_stat_activity WHERE application_name = $1 AND query LIKE 'LISTEN%' AND state = 'idle'`,
+        [app],
+      );
+      expect(stillListening.rows).toEqual([]);
+    } finally {
+      await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await pool.end();
+    }
+  });
+});
