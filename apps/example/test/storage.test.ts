@@ -1,0 +1,57 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { POSTGRES_URL, requireService } from '../../../test-support/services.js';
+import { type RunningExample, startExample } from '../src/start.js';
+
+const serverAvailable = await requireService('PostgreSQL', POSTGRES_URL);
+// A database of its own: the example's schemas (example, verikit) are fixed names.
+const database = `verikit_example_${process.pid}_${Date.now().toString(36)}`;
+let admin: pg.Client;
+let dataDir: string;
+
+beforeAll(async () => {
+  if (!serverAvailable) return;
+  admin = new pg.Client({ connectionString: POSTGRES_URL });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${database}`);
+  dataDir = mkdtempSync(join(tmpdir(), 'verikit-example-pg-'));
+});
+
+afterAll(async () => {
+  if (!serverAvailable) return;
+  await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+  await admin.end();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+it.runIf(serverAvailable)('DATABASE_URL puts the data on a PostgreSQL server: a session survives a restart there', async () => {
+  const url = new URL(POSTGRES_URL);
+  url.pathname = `/${database}`;
+  const env = { DATABASE_URL: url.href, VERIKIT_EXAMPLE_DATA: dataDir };
+  let example: RunningExample = await startExample({ port: 0, env });
+  try {
+    expect(example.storage).toBe(`PostgreSQL at ${url.host}`);
+    const signedIn = await fetch(`${example.url}/signin`, {
+      method: 'POST',
+      body: new URLSearchParams({ name: 'Pat Server', business: 'Server Side Ltd' }),
+      redirect: 'manual',
+    });
+    expect(signedIn.status).toBe(303);
+    const cookie = (signedIn.headers.get('set-cookie') as string).split(';')[0] as string;
+    await example.close();
+    example = await startExample({ port: 0, env });
+    const dashboard = await fetch(`${example.url}/dashboard`, { headers: { cookie }, redirect: 'manual' });
+    expect(dashboard.status).toBe(200);
+    expect(await dashboard.text()).toContain('Signed in as <strong>Pat Server</strong> for <strong>Server Side Ltd</strong>');
+    const there = new pg.Client({ connectionString: url.href });
+    await there.connect();
+    const { rows } = await there.query('SELECT name, business_name FROM example.accounts');
+    await there.end();
+    expect(rows).toEqual([{ name: 'Pat Server', business_name: 'Server Side Ltd' }]);
+  } finally {
+    await example.close();
+  }
+});
