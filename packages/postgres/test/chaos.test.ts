@@ -1,7 +1,8 @@
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import { type ChaosEngine, type ChaosFigures, runChaos } from '../../../test-support/chaos/harness.js';
+import { CHAOS_SCENARIO, expectExactlyOnce } from '../../../test-support/chaos/verdict.js';
 import { POSTGRES_URL, requireService } from '../../../test-support/services.js';
 
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
@@ -49,34 +50,11 @@ describe.runIf(serverAvailable)('multi-instance chaos on the real PostgreSQL', (
       };
       let figures: ChaosFigures;
       try {
-        figures = await runChaos(engine, {
-          mode,
-          secret: SECRET,
-          distinct: 2_000,
-          copiesPerId: 5,
-          instances: 3,
-          kills: 3,
-          scheduleMs: [0, 20, 50, 100, 200, 400, 800, 1_600, 3_200, 6_400],
-          concurrency: 96,
-        });
+        figures = await runChaos(engine, { ...CHAOS_SCENARIO, mode, secret: SECRET });
       } finally {
         await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).catch(() => {});
       }
-      console.log(
-        `chaos (${mode}, PostgreSQL): deliveries=${figures.deliveries} distinct=${figures.distinct} attempts=${figures.attempts} ` +
-          `effects-lost=${figures.lost} effects-doubled=${figures.doubled} 2xx-before-durable=${figures.earlyAcks} given-up=${figures.givenUp} ` +
-          `sigkills=${figures.kills} killed-connections=${figures.killedConnections} onEvent-runs=${figures.runs} ` +
-          `statuses=${JSON.stringify(figures.statuses)} crashes=${figures.crashes.length} seconds=${figures.seconds}`,
-      );
-      expect(figures.kills).toBeGreaterThanOrEqual(3);
-      expect(figures.deliveries).toBeGreaterThanOrEqual(10_000);
-      expect(figures.crashes).toEqual([]);
-      expect(figures.lost).toBe(0);
-      expect(figures.doubled).toBe(0);
-      expect(figures.earlyAcks).toBe(0);
-      // Each delivery the sender gave up on, with every answer it had: what a failure here needs to be understood.
-      expect(figures.givenUpHistories).toEqual([]);
-      expect(figures.givenUp).toBe(0);
+      expectExactlyOnce(figures, `${mode}, PostgreSQL`);
     }, 240_000);
   }
 });

@@ -1,8 +1,9 @@
 import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import { type ChaosEngine, type ChaosFigures, runChaos } from '../../../test-support/chaos/harness.js';
+import { CHAOS_SCENARIO, expectExactlyOnce } from '../../../test-support/chaos/verdict.js';
 import { REDIS_URL, requireService } from '../../../test-support/services.js';
 import { jobIdFor } from '../src/job-id.js';
 
@@ -61,38 +62,14 @@ describe.runIf(serverAvailable)('multi-instance chaos on the real Redis', () => 
       };
       let figures: ChaosFigures;
       try {
-        figures = await runChaos(engine, {
-          mode,
-          secret: SECRET,
-          distinct: 2_000,
-          copiesPerId: 5,
-          instances: 3,
-          kills: 3,
-          scheduleMs: [0, 20, 50, 100, 200, 400, 800, 1_600, 3_200, 6_400],
-          concurrency: 96,
-        });
+        figures = await runChaos(engine, { ...CHAOS_SCENARIO, mode, secret: SECRET });
       } finally {
         await queue.obliterate({ force: true }).catch(() => {});
         await queue.close();
         const keys = await redis.keys(`${prefix}*`);
         for (let i = 0; i < keys.length; i += 500) await redis.del(...keys.slice(i, i + 500));
       }
-      console.log(
-        `chaos (${mode}, Redis): deliveries=${figures.deliveries} distinct=${figures.distinct} attempts=${figures.attempts} ` +
-          `effects-lost=${figures.lost} effects-doubled=${figures.doubled} 2xx-before-durable=${figures.earlyAcks} given-up=${figures.givenUp} ` +
-          `sigkills=${figures.kills} killed-connections=${figures.killedConnections} onEvent-runs=${figures.runs} ` +
-          `statuses=${JSON.stringify(figures.statuses)} crashes=${figures.crashes.length} seconds=${figures.seconds}`,
-      );
-      expect(figures.kills).toBeGreaterThanOrEqual(3);
-      expect(figures.deliveries).toBeGreaterThanOrEqual(10_000);
-      expect(figures.killedConnections).toBeGreaterThan(0);
-      expect(figures.crashes).toEqual([]);
-      expect(figures.lost).toBe(0);
-      expect(figures.doubled).toBe(0);
-      expect(figures.earlyAcks).toBe(0);
-      // Each delivery the sender gave up on, with every answer it had: what a failure here needs to be understood.
-      expect(figures.givenUpHistories).toEqual([]);
-      expect(figures.givenUp).toBe(0);
+      expectExactlyOnce(figures, `${mode}, Redis`);
     }, 240_000);
   }
 });
