@@ -83,7 +83,7 @@ export {
   StoreFullError,
 } from './store/store.js';
 export type { OpenTelemetryApi, TelemetryOption } from './telemetry/tracing.js';
-export { consoleLogger, describeError, type LogFields, type Logger } from './util/logger.js';
+export { consoleLogger, describeError, type LogFields, type Logger, resolveLogger } from './util/logger.js';
 export type { BodyStream, NodeReadableLike } from './util/read-body.js';
 export { VERSION } from './version.js';
 export { type WebhookFailureReason, WebhookVerificationError } from './webhook/errors.js';

@@ -1,4 +1,4 @@
-import { ConfigurationError, consoleLogger, DEFAULT_RETENTION_MS, type Logger, VerikitError } from '@verikit/core';
+import { ConfigurationError, DEFAULT_RETENTION_MS, type Logger, resolveLogger, VerikitError } from '@verikit/core';
 import type { Cluster, Redis } from 'ioredis';
 import { type PersistencePolicy, persistenceGuard } from './persistence.js';
 
@@ -53,8 +53,6 @@ export function withTimeout<T>(call: Promise<T>, timeoutMs: number, what: string
   });
 }
 
-const silent: Logger = { debug() {}, info() {}, warn() {}, error() {} };
-
 /** The shared options, checked at creation so a wrong one fails at startup and not at the first delivery. */
 export function resolveBaseOptions(options: RedisBaseOptions, factory: string) {
   if (options === null || typeof options !== 'object') throw new ConfigurationError('options', `${factory} needs an options object`);
@@ -69,7 +67,7 @@ export function resolveBaseOptions(options: RedisBaseOptions, factory: string) {
   const timeoutMs = options.timeoutMs ?? 5_000;
   if (!Number.isInteger(timeoutMs) || timeoutMs < 1)
     throw new ConfigurationError('timeoutMs', 'timeoutMs must be a positive whole number of ms');
-  const logger = options.logger === false ? silent : (options.logger ?? consoleLogger);
+  const logger = resolveLogger(options.logger);
   const persistence = persistenceGuard(redis, options.persistence ?? 'warn', logger);
   return { redis, retentionMs, logger, persistence, timeoutMs };
 }
