@@ -136,11 +136,6 @@ export function createRedisInbox(options: RedisInboxOptions): RedisInbox {
     return worker;
   };
 
-  const addAfter = async (checked: Promise<void>, data: EventData) => {
-    await checked;
-    return queue.add('event', data, { jobId: jobIdFor(data.id) });
-  };
-
   const eventOf = (job: Job<EventData>, token: string): InboxEvent => {
     held.set(token, job);
     const { id, timestamp, body } = job.data;
@@ -158,8 +153,7 @@ export function createRedisInbox(options: RedisInboxOptions): RedisInbox {
 
     async accept(delivery: InboxDelivery): Promise<AcceptResult> {
       const data: EventData = { id: delivery.id, timestamp: delivery.timestamp, body: delivery.body };
-      const checked = persistence.ensure();
-      const adding = checked === undefined ? queue.add('event', data, { jobId: jobIdFor(delivery.id) }) : addAfter(checked, data);
+      const adding = persistence.before(() => queue.add('event', data, { jobId: jobIdFor(delivery.id) }));
       await withTimeout(adding, timeoutMs, 'the accept');
       // BullMQ's add does not say whether the id was new: a repeat is answered the same, and changes nothing.
       return 'accepted';
@@ -225,15 +219,17 @@ export function createRedisInbox(options: RedisInboxOptions): RedisInbox {
       if (signal.aborted || fetched.length > 0 || worker === undefined) return;
       const bull = worker;
       // One blocking fetch at a time (BullMQ's marker wait); what it brings is handed out by the next lease.
-      const token = `${workerId}:wait:${++waits}`;
-      waiting ??= bull
-        .getNextJob(token, { block: true })
-        .then((job) => {
-          if (job !== undefined) fetched.push(eventOf(job, token));
-        })
-        .finally(() => {
-          waiting = undefined;
-        });
+      if (waiting === undefined) {
+        const token = `${workerId}:wait:${++waits}`;
+        waiting = bull
+          .getNextJob(token, { block: true })
+          .then((job) => {
+            if (job !== undefined) fetched.push(eventOf(job, token));
+          })
+          .finally(() => {
+            waiting = undefined;
+          });
+      }
       let timer: ReturnType<typeof setTimeout> | undefined;
       let onAbort: (() => void) | undefined;
       await Promise.race([

@@ -65,8 +65,12 @@ export async function readPersistence(redis: Redis | Cluster): Promise<Persisten
 export interface PersistenceGuard {
   /** Reads the settings now; logs (`warn`) or throws {@link RedisNotDurableError} (`require`) when something can be lost. */
   check(): Promise<PersistenceReport>;
-  /** Before each operation: `require` waits for a passed check; `warn` starts one check in the background; `ignore` does nothing. */
-  ensure(): Promise<void> | undefined;
+  /**
+   * Runs `call` once the policy allows: under `require` after a passed check (rejecting with the
+   * refusal otherwise); under `warn` at once, with one check started in the background; under
+   * `ignore` at once. Once a check has passed, `call` runs with no wait.
+   */
+  before<T>(call: () => Promise<T>): Promise<T>;
 }
 
 /** How long a refusal stands before the server is read again, so fixing it heals without a restart. */
@@ -89,40 +93,45 @@ export function persistenceGuard(redis: Redis | Cluster, policy: PersistencePoli
   let started = false;
   let verdict: Promise<void> | undefined;
   let refusedAt = 0;
-  return {
-    check,
-    ensure() {
-      if (policy === 'ignore' || passed) return undefined;
-      if (policy === 'warn') {
-        if (!started) {
-          started = true;
-          check().then(
-            () => {
-              passed = true;
-            },
-            (error: unknown) => {
-              started = false; // could not read the server: asked again at the next use
-              logger.warn({ err: error }, "could not read the Redis server's persistence settings");
-            },
-          );
-        }
-        return undefined;
-      }
-      if (verdict === undefined || (refusedAt > 0 && performance.now() - refusedAt > RECHECK_MS)) {
-        refusedAt = 0;
-        verdict = check().then(
+  /** A promise to wait for before an operation (`require` until a check passed), or undefined for none. */
+  const ensure = (): Promise<void> | undefined => {
+    if (policy === 'ignore' || passed) return undefined;
+    if (policy === 'warn') {
+      if (!started) {
+        started = true;
+        check().then(
           () => {
             passed = true;
           },
           (error: unknown) => {
-            // A refusal stands for a while; a server we could not read is asked again at the next use.
-            if (error instanceof RedisNotDurableError) refusedAt = performance.now();
-            else verdict = undefined;
-            throw error;
+            started = false; // could not read the server: asked again at the next use
+            logger.warn({ err: error }, "could not read the Redis server's persistence settings");
           },
         );
       }
-      return verdict;
+      return undefined;
+    }
+    if (verdict === undefined || (refusedAt > 0 && performance.now() - refusedAt > RECHECK_MS)) {
+      refusedAt = 0;
+      verdict = check().then(
+        () => {
+          passed = true;
+        },
+        (error: unknown) => {
+          // A refusal stands for a while; a server we could not read is asked again at the next use.
+          if (error instanceof RedisNotDurableError) refusedAt = performance.now();
+          else verdict = undefined;
+          throw error;
+        },
+      );
+    }
+    return verdict;
+  };
+  return {
+    check,
+    before(call) {
+      const waiting = ensure();
+      return waiting === undefined ? call() : waiting.then(call);
     },
   };
 }

@@ -87,9 +87,8 @@ export function createRedisStore(options: RedisStoreOptions): RedisIdempotencySt
     checkPersistence: persistence.check,
     async claim(id: string, claim: ClaimOptions): Promise<ClaimResult> {
       const owner = crypto.randomUUID();
-      const checked = persistence.ensure();
-      const claiming = (): Promise<unknown> => claimScript([prefix + id], [owner, ms(claim.leaseMs), keep]);
-      const status = await withTimeout(checked === undefined ? claiming() : checked.then(claiming), timeoutMs, 'a claim');
+      const claiming = persistence.before(() => claimScript([prefix + id], [owner, ms(claim.leaseMs), keep]));
+      const status = await withTimeout(claiming, timeoutMs, 'a claim');
       if (status === 'claimed') return { status, lease: { id, owner } };
       return status === 'done' ? { status: 'done' } : { status: 'in-progress' };
     },
