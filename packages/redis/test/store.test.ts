@@ -137,5 +137,6 @@ describe.runIf(serverAvailable)('the Redis store on the real server', () => {
     expect(() => createRedisStore({} as never)).toThrow(/redis is required/);
     expect(() => createRedisStore({ redis, retentionMs: 0.5 })).toThrow(/retentionMs/);
     expect(() => createRedisStore({ redis, prefix: '' })).toThrow(/prefix/);
+    expect(() => createRedisStore({ redis, logger: {} as never })).toThrow(/logger must have debug, info, warn and error/);
   });
 });
