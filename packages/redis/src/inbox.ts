@@ -1,7 +1,7 @@
 import type { AcceptResult, DeadLetter, InboxDelivery, InboxEngine, InboxEvent, LeaseOutcome } from '@verikit/core';
 import { Job, Queue, Worker } from 'bullmq';
 import type { Cluster, Redis } from 'ioredis';
-import { jobIdFor } from './job-id.js';
+import { jobIdFor, legacyJobIdFor } from './job-id.js';
 import { checkPrefix, type RedisBaseOptions, type RedisClient, resolveBaseOptions, withTimeout } from './options.js';
 import type { PersistenceReport } from './persistence.js';
 import { defineScript } from './scripts.js';
@@ -55,16 +55,19 @@ const UNLIMITED_STALLS = 2 ** 31 - 1;
 
 /** BullMQ's answers when a job is no longer held with this token: missing job, lock, active state, or another's lock. */
 const LOST = /^(Missing key for job|Missing lock for job|Job .* is not in the active state|Lock mismatch for job)/;
+/** Redis's answer when a key holds another type: a key of the queue's own, not a job. */
+const NOT_A_JOB = /^WRONGTYPE/;
 
-async function heldOrStale(action: () => Promise<unknown>): Promise<LeaseOutcome> {
-  try {
-    await action();
-    return 'ok';
-  } catch (error) {
-    if (error instanceof Error && LOST.test(error.message)) return 'stale';
+/** A rejection handler answering `answer` for an error whose message matches `refusal`, and throwing any other again. */
+const answerWhen =
+  <T>(refusal: RegExp, answer: T) =>
+  (error: unknown): T => {
+    if (error instanceof Error && refusal.test(error.message)) return answer;
     throw error;
-  }
-}
+  };
+
+const heldOrStale = (action: () => Promise<unknown>): Promise<LeaseOutcome> =>
+  action().then(() => 'ok' as const, answerWhen(LOST, 'stale' as const));
 
 /** A connection of the worker's own, as BullMQ's workers need them: commands wait for a reconnection instead of failing. */
 function workerConnection(redis: RedisClient): RedisClient {
@@ -78,8 +81,8 @@ function workerConnection(redis: RedisClient): RedisClient {
 }
 
 /**
- * The spec's "store and enqueue once" on Redis, with BullMQ as the queue: `accept` adds a job whose
- * `jobId` is the `svix-id` (a repeat changes nothing while the job is kept: done ones for
+ * The spec's "store and enqueue once" on Redis, with BullMQ as the queue: `accept` adds a job keyed
+ * by the `svix-id` (a repeat changes nothing while the job is kept: done ones for
  * `retentionMs`, dead-lettered ones until replayed or removed). `createInboxWorker` drains it over a
  * BullMQ `Worker` fetching jobs by hand: leases are BullMQ's job locks, retries its delayed set,
  * dead letters its failed set. Writes `onEvent` makes through `ctx.sql` are applied exactly once.
@@ -147,13 +150,28 @@ export function createRedisInbox(options: RedisInboxOptions): RedisInbox {
     return { lock: `${key}:lock`, applied: `${key}:verikit-applied` };
   };
 
+  /** The job of delivery `id` where versions up to 0.1 stored it (its own id, unless BullMQ refused that), if it is still kept. */
+  const legacyJob = async (id: string): Promise<Job<EventData> | undefined> => {
+    const legacy = legacyJobIdFor(id);
+    if (legacy === undefined) return undefined;
+    // Under an id such as `meta` or `wait`, they wrote into (or could not write beside) the queue's own key.
+    const job = (await queue.getJob(legacy).catch(answerWhen(NOT_A_JOB, undefined))) as Job<EventData> | undefined;
+    return job?.data?.id === id ? job : undefined;
+  };
+  /** The job of delivery `id`: under its job id, else where versions up to 0.1 stored it. */
+  const jobOf = async (id: string): Promise<Job<EventData> | undefined> =>
+    ((await queue.getJob(jobIdFor(id))) as Job<EventData> | undefined) ?? legacyJob(id);
+
   return {
     queue,
     checkPersistence: persistence.check,
 
     async accept(delivery: InboxDelivery): Promise<AcceptResult> {
       const data: EventData = { id: delivery.id, timestamp: delivery.timestamp, body: delivery.body };
-      const adding = persistence.before(() => queue.add('event', data, { jobId: jobIdFor(delivery.id) }));
+      const adding = persistence.before(async () => {
+        // A repeat of a delivery accepted by versions up to 0.1, under another job id: still a repeat.
+        if ((await legacyJob(delivery.id)) === undefined) await queue.add('event', data, { jobId: jobIdFor(delivery.id) });
+      });
       await withTimeout(adding, timeoutMs, 'the accept');
       // BullMQ's add does not say whether the id was new: a repeat is answered the same, and changes nothing.
       return 'accepted';
@@ -256,8 +274,9 @@ export function createRedisInbox(options: RedisInboxOptions): RedisInbox {
     },
 
     async replay(id: string): Promise<boolean> {
-      const job = await queue.getJob(jobIdFor(id));
-      if (job === undefined || !(await job.isFailed())) return false;
+      const job = await jobOf(id);
+      if (job === undefined) return false;
+      if (!(await job.isFailed())) return false;
       await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
       return true;
     },
