@@ -55,6 +55,8 @@ const UNLIMITED_STALLS = 2 ** 31 - 1;
 
 /** BullMQ's answers when a job is no longer held with this token: missing job, lock, active state, or another's lock. */
 const LOST = /^(Missing key for job|Missing lock for job|Job .* is not in the active state|Lock mismatch for job)/;
+/** BullMQ's answers to a retry of a job that is no longer a dead letter: removed, or replayed by another call first. */
+const NOT_FAILED = /^(Missing key for job|Job .* is not in the failed state)/;
 /** Redis's answer when a key holds another type: a key of the queue's own, not a job. */
 const NOT_A_JOB = /^WRONGTYPE/;
 
@@ -276,9 +278,8 @@ export function createRedisInbox(options: RedisInboxOptions): RedisInbox {
     async replay(id: string): Promise<boolean> {
       const job = await jobOf(id);
       if (job === undefined) return false;
-      if (!(await job.isFailed())) return false;
-      await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
-      return true;
+      // Atomic in BullMQ: of concurrent replays of one dead letter, one moves it and the others are told it is not failed.
+      return job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true }).then(() => true, answerWhen(NOT_FAILED, false));
     },
 
     async close(): Promise<void> {

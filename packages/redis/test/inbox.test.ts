@@ -176,6 +176,23 @@ describe.runIf(serverAvailable)('the Redis inbox on BullMQ, on the real server',
     expect(await inbox.queue.getJobCounts('wait', 'completed')).toEqual({ wait: 0, completed: 1 });
   });
 
+  it('concurrent replays of one dead letter: one moves it (true), every other answers false, and it runs once', async () => {
+    const { effects, route, deadLettering } = fresh();
+    const { deliver } = await route();
+    const w = deadLettering();
+    const { id } = await deliver({ type: 'kyb.case.status_changed', data: { refId: 'replayed' } });
+    await until(async () => (await w.deadLetters()).length === 1, 'the dead letter');
+    w.heal();
+    const answers = await Promise.allSettled(Array.from({ length: 8 }, () => w.replay(id)));
+    expect(answers.filter((a) => a.status === 'rejected')).toEqual([]);
+    const replayed = answers.map((a) => (a as PromiseFulfilledResult<boolean>).value);
+    expect(replayed.filter((answer) => answer === true)).toHaveLength(1);
+    expect(replayed.filter((answer) => answer === false)).toHaveLength(7);
+    await until(async () => (await effects())[id] === 1, 'the replayed effect');
+    await sleep(300);
+    expect(await effects()).toEqual({ [id]: 1 });
+  });
+
   it('a Redis that is down -> 503 within timeoutMs, never a hang and never a 2xx', async () => {
     const broken = new Redis('redis://127.0.0.1:1', { maxRetriesPerRequest: 0, retryStrategy: () => 200 });
     broken.on('error', () => {});
