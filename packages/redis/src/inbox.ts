@@ -4,6 +4,7 @@ import type { Cluster, Redis } from 'ioredis';
 import { jobIdFor, legacyJobIdFor } from './job-id.js';
 import { checkPrefix, type RedisBaseOptions, type RedisClient, resolveBaseOptions, withTimeout } from './options.js';
 import type { PersistenceReport } from './persistence.js';
+import { redactingErrors, withoutCommandArgs } from './redact.js';
 import { defineScript } from './scripts.js';
 import { COMMIT, commitScript, RecordedTransaction, type RedisTransaction } from './transaction.js';
 
@@ -97,7 +98,8 @@ export function createRedisInbox(options: RedisInboxOptions): RedisInbox {
   const { redis, retentionMs, logger, persistence, timeoutMs } = resolveBaseOptions(options, 'createRedisInbox');
   const queueName = checkPrefix(options.queueName ?? 'verikit-inbox', 'queueName');
   const prefix = checkPrefix(options.prefix ?? '{verikit}', 'prefix');
-  const onBullError = (error: unknown) => logger.warn({ err: error }, 'inbox on Redis: connection error (BullMQ reconnects)');
+  const onBullError = (error: unknown) =>
+    logger.warn({ err: withoutCommandArgs(error) }, 'inbox on Redis: connection error (BullMQ reconnects)');
   const queue = new Queue<EventData>(queueName, {
     connection: redis,
     prefix,
@@ -164,7 +166,7 @@ export function createRedisInbox(options: RedisInboxOptions): RedisInbox {
   const jobOf = async (id: string): Promise<Job<EventData> | undefined> =>
     ((await queue.getJob(jobIdFor(id))) as Job<EventData> | undefined) ?? legacyJob(id);
 
-  return {
+  return redactingErrors<RedisInbox>({
     queue,
     checkPersistence: persistence.check,
 
@@ -294,5 +296,5 @@ export function createRedisInbox(options: RedisInboxOptions): RedisInbox {
       await queue.close();
       workerRedis?.disconnect();
     },
-  };
+  });
 }
