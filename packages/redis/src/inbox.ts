@@ -1,5 +1,5 @@
 import type { AcceptResult, DeadLetter, InboxDelivery, InboxEngine, InboxEvent, LeaseOutcome } from '@verikit/core';
-import { Job, Queue, Worker } from 'bullmq';
+import { Job, Queue, UnrecoverableError, Worker } from 'bullmq';
 import type { Cluster, Redis } from 'ioredis';
 import { jobIdFor, legacyJobIdFor } from './job-id.js';
 import { checkPrefix, type RedisBaseOptions, type RedisClient, resolveBaseOptions, withTimeout } from './options.js';
@@ -48,8 +48,8 @@ class AttemptFailed extends Error {
   }
 }
 
-// BullMQ's own attempt limit never ends an event: the worker's `retry.maxAttempts` does, by
-// discarding the job before it fails, which moves it to BullMQ's failed set: the dead letters.
+// BullMQ's own attempt limit never ends an event: the worker's `retry.maxAttempts` does, by failing
+// the job with an UnrecoverableError, which moves it to BullMQ's failed set: the dead letters.
 const UNLIMITED_ATTEMPTS = 2 ** 31 - 1;
 // A job whose lease ran out is moved back to wait however often that happens, as a Postgres lease would be.
 const UNLIMITED_STALLS = 2 ** 31 - 1;
@@ -233,8 +233,10 @@ export function createRedisInbox(options: RedisInboxOptions): RedisInbox {
       const job = held.get(event.owner);
       if (job === undefined) return 'stale';
       held.delete(event.owner);
-      if (failure.retryInMs === null) job.discard();
-      return heldOrStale(() => job.moveToFailed(new AttemptFailed(failure.error, failure.retryInMs ?? 0), event.owner, false));
+      // An UnrecoverableError is moved to the failed set at once, whatever attempts BullMQ has left.
+      const error =
+        failure.retryInMs === null ? new UnrecoverableError(failure.error) : new AttemptFailed(failure.error, failure.retryInMs);
+      return heldOrStale(() => job.moveToFailed(error, event.owner, false));
     },
 
     async waitForWork(signal: AbortSignal, maxWaitMs: number): Promise<void> {
