@@ -1,9 +1,10 @@
 import type { AcceptResult, DeadLetter, InboxDelivery, InboxEngine, InboxEvent, LeaseOutcome } from '@verikit/core';
-import { Job, Queue, Worker } from 'bullmq';
+import { Job, Queue, UnrecoverableError, Worker } from 'bullmq';
 import type { Cluster, Redis } from 'ioredis';
-import { jobIdFor } from './job-id.js';
+import { jobIdFor, legacyJobIdFor } from './job-id.js';
 import { checkPrefix, type RedisBaseOptions, type RedisClient, resolveBaseOptions, withTimeout } from './options.js';
 import type { PersistenceReport } from './persistence.js';
+import { redactingErrors, withoutCommandArgs } from './redact.js';
 import { defineScript } from './scripts.js';
 import { COMMIT, commitScript, RecordedTransaction, type RedisTransaction } from './transaction.js';
 
@@ -47,24 +48,29 @@ class AttemptFailed extends Error {
   }
 }
 
-// BullMQ's own attempt limit never ends an event: the worker's `retry.maxAttempts` does, by
-// discarding the job before it fails, which moves it to BullMQ's failed set: the dead letters.
+// BullMQ's own attempt limit never ends an event: the worker's `retry.maxAttempts` does, by failing
+// the job with an UnrecoverableError, which moves it to BullMQ's failed set: the dead letters.
 const UNLIMITED_ATTEMPTS = 2 ** 31 - 1;
 // A job whose lease ran out is moved back to wait however often that happens, as a Postgres lease would be.
 const UNLIMITED_STALLS = 2 ** 31 - 1;
 
 /** BullMQ's answers when a job is no longer held with this token: missing job, lock, active state, or another's lock. */
 const LOST = /^(Missing key for job|Missing lock for job|Job .* is not in the active state|Lock mismatch for job)/;
+/** BullMQ's answers to a retry of a job that is no longer a dead letter: removed, or replayed by another call first. */
+const NOT_FAILED = /^(Missing key for job|Job .* is not in the failed state)/;
+/** Redis's answer when a key holds another type: a key of the queue's own, not a job. */
+const NOT_A_JOB = /^WRONGTYPE/;
 
-async function heldOrStale(action: () => Promise<unknown>): Promise<LeaseOutcome> {
-  try {
-    await action();
-    return 'ok';
-  } catch (error) {
-    if (error instanceof Error && LOST.test(error.message)) return 'stale';
+/** A rejection handler answering `answer` for an error whose message matches `refusal`, and throwing any other again. */
+const answerWhen =
+  <T>(refusal: RegExp, answer: T) =>
+  (error: unknown): T => {
+    if (error instanceof Error && refusal.test(error.message)) return answer;
     throw error;
-  }
-}
+  };
+
+const heldOrStale = (action: () => Promise<unknown>): Promise<LeaseOutcome> =>
+  action().then(() => 'ok' as const, answerWhen(LOST, 'stale' as const));
 
 /** A connection of the worker's own, as BullMQ's workers need them: commands wait for a reconnection instead of failing. */
 function workerConnection(redis: RedisClient): RedisClient {
@@ -78,8 +84,8 @@ function workerConnection(redis: RedisClient): RedisClient {
 }
 
 /**
- * The spec's "store and enqueue once" on Redis, with BullMQ as the queue: `accept` adds a job whose
- * `jobId` is the `svix-id` (a repeat changes nothing while the job is kept: done ones for
+ * The spec's "store and enqueue once" on Redis, with BullMQ as the queue: `accept` adds a job keyed
+ * by the `svix-id` (a repeat changes nothing while the job is kept: done ones for
  * `retentionMs`, dead-lettered ones until replayed or removed). `createInboxWorker` drains it over a
  * BullMQ `Worker` fetching jobs by hand: leases are BullMQ's job locks, retries its delayed set,
  * dead letters its failed set. Writes `onEvent` makes through `ctx.sql` are applied exactly once.
@@ -92,7 +98,8 @@ export function createRedisInbox(options: RedisInboxOptions): RedisInbox {
   const { redis, retentionMs, logger, persistence, timeoutMs } = resolveBaseOptions(options, 'createRedisInbox');
   const queueName = checkPrefix(options.queueName ?? 'verikit-inbox', 'queueName');
   const prefix = checkPrefix(options.prefix ?? '{verikit}', 'prefix');
-  const onBullError = (error: unknown) => logger.warn({ err: error }, 'inbox on Redis: connection error (BullMQ reconnects)');
+  const onBullError = (error: unknown) =>
+    logger.warn({ err: withoutCommandArgs(error) }, 'inbox on Redis: connection error (BullMQ reconnects)');
   const queue = new Queue<EventData>(queueName, {
     connection: redis,
     prefix,
@@ -147,13 +154,28 @@ export function createRedisInbox(options: RedisInboxOptions): RedisInbox {
     return { lock: `${key}:lock`, applied: `${key}:verikit-applied` };
   };
 
-  return {
+  /** The job of delivery `id` where versions up to 0.1 stored it (its own id, unless BullMQ refused that), if it is still kept. */
+  const legacyJob = async (id: string): Promise<Job<EventData> | undefined> => {
+    const legacy = legacyJobIdFor(id);
+    if (legacy === undefined) return undefined;
+    // Under an id such as `meta` or `wait`, they wrote into (or could not write beside) the queue's own key.
+    const job = (await queue.getJob(legacy).catch(answerWhen(NOT_A_JOB, undefined))) as Job<EventData> | undefined;
+    return job?.data?.id === id ? job : undefined;
+  };
+  /** The job of delivery `id`: under its job id, else where versions up to 0.1 stored it. */
+  const jobOf = async (id: string): Promise<Job<EventData> | undefined> =>
+    ((await queue.getJob(jobIdFor(id))) as Job<EventData> | undefined) ?? legacyJob(id);
+
+  return redactingErrors<RedisInbox>({
     queue,
     checkPersistence: persistence.check,
 
     async accept(delivery: InboxDelivery): Promise<AcceptResult> {
       const data: EventData = { id: delivery.id, timestamp: delivery.timestamp, body: delivery.body };
-      const adding = persistence.before(() => queue.add('event', data, { jobId: jobIdFor(delivery.id) }));
+      const adding = persistence.before(async () => {
+        // A repeat of a delivery accepted by versions up to 0.1, under another job id: still a repeat.
+        if ((await legacyJob(delivery.id)) === undefined) await queue.add('event', data, { jobId: jobIdFor(delivery.id) });
+      });
       await withTimeout(adding, timeoutMs, 'the accept');
       // BullMQ's add does not say whether the id was new: a repeat is answered the same, and changes nothing.
       return 'accepted';
@@ -211,8 +233,10 @@ export function createRedisInbox(options: RedisInboxOptions): RedisInbox {
       const job = held.get(event.owner);
       if (job === undefined) return 'stale';
       held.delete(event.owner);
-      if (failure.retryInMs === null) job.discard();
-      return heldOrStale(() => job.moveToFailed(new AttemptFailed(failure.error, failure.retryInMs ?? 0), event.owner, false));
+      // An UnrecoverableError is moved to the failed set at once, whatever attempts BullMQ has left.
+      const error =
+        failure.retryInMs === null ? new UnrecoverableError(failure.error) : new AttemptFailed(failure.error, failure.retryInMs);
+      return heldOrStale(() => job.moveToFailed(error, event.owner, false));
     },
 
     async waitForWork(signal: AbortSignal, maxWaitMs: number): Promise<void> {
@@ -256,10 +280,10 @@ export function createRedisInbox(options: RedisInboxOptions): RedisInbox {
     },
 
     async replay(id: string): Promise<boolean> {
-      const job = await queue.getJob(jobIdFor(id));
-      if (job === undefined || !(await job.isFailed())) return false;
-      await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
-      return true;
+      const job = await jobOf(id);
+      if (job === undefined) return false;
+      // Atomic in BullMQ: of concurrent replays of one dead letter, one moves it and the others are told it is not failed.
+      return job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true }).then(() => true, answerWhen(NOT_FAILED, false));
     },
 
     async close(): Promise<void> {
@@ -274,5 +298,5 @@ export function createRedisInbox(options: RedisInboxOptions): RedisInbox {
       await queue.close();
       workerRedis?.disconnect();
     },
-  };
+  });
 }

@@ -1,5 +1,6 @@
 import { type Logger, VerikitError } from '@verikit/core';
 import type { Cluster, Redis } from 'ioredis';
+import { withoutCommandArgs } from './redact.js';
 
 /** What to do when the Redis server can lose what verikit wrote: log it, refuse to work, or say nothing. */
 export type PersistencePolicy = 'warn' | 'require' | 'ignore';
@@ -105,7 +106,7 @@ export function persistenceGuard(redis: Redis | Cluster, policy: PersistencePoli
           },
           (error: unknown) => {
             started = false; // could not read the server: asked again at the next use
-            logger.warn({ err: error }, "could not read the Redis server's persistence settings");
+            logger.warn({ err: withoutCommandArgs(error) }, "could not read the Redis server's persistence settings");
           },
         );
       }

@@ -1,6 +1,7 @@
 import type { ClaimOptions, ClaimResult, IdempotencyStore, Lease, LeaseOutcome } from '@verikit/core';
 import { checkPrefix, type RedisBaseOptions, resolveBaseOptions, withTimeout } from './options.js';
 import type { PersistenceReport } from './persistence.js';
+import { redactingErrors } from './redact.js';
 import { defineScript, type Script } from './scripts.js';
 
 /** Options of {@link createRedisStore}. */
@@ -83,7 +84,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisIdempotencySt
   const ms = (value: number) => String(Math.max(1, Math.ceil(value)));
   const keep = ms(retentionMs);
 
-  return {
+  return redactingErrors<RedisIdempotencyStore>({
     checkPersistence: persistence.check,
     async claim(id: string, claim: ClaimOptions): Promise<ClaimResult> {
       const owner = crypto.randomUUID();
@@ -103,5 +104,5 @@ export function createRedisStore(options: RedisStoreOptions): RedisIdempotencySt
         await withTimeout(extendScript([prefix + lease.id], [lease.owner, ms(claim.leaseMs), keep]), timeoutMs, 'an extension'),
       );
     },
-  };
+  });
 }

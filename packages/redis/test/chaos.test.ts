@@ -36,8 +36,9 @@ describe.runIf(serverAvailable)('multi-instance chaos on the real Redis', () => 
       const prefix = `{${tag}}`;
       const connectionName = `${tag}-app`;
       const queue = new Queue('verikit-inbox', { connection: redis.duplicate(), prefix });
-      // BullMQ names its connections after the queue (base64); the app's own client carries connectionName.
-      const queueTag = Buffer.from('verikit-inbox').toString('base64');
+      // BullMQ names its connections after the prefix and the queue (base64), so only this run's are killed,
+      // not those of another test's queue of the same name; the app's own client carries connectionName.
+      const queueTag = `${prefix}:${Buffer.from('verikit-inbox').toString('base64')}`;
       const engine: ChaosEngine = {
         instance: (i) => ({ script: SERVER, args: [mode, FRAMEWORKS[i % 3] as string, prefix, SECRET, REDIS_URL, connectionName] }),
         killConnections: async () => {

@@ -6,6 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REDIS_URL, requireService } from '../../../test-support/services.js';
 import { createRedisInbox, type RedisInbox, type RedisTransaction } from '../src/index.js';
 import { jobIdFor } from '../src/job-id.js';
+import { BULLMQ_KEY_NAMES } from './bullmq-keys.js';
+import { startRoute } from './route.js';
 
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 const serverAvailable = await requireService('Redis', REDIS_URL);
@@ -23,7 +25,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe.runIf(serverAvailable)('the Redis inbox on BullMQ, on the real server', () => {
   let redis: Redis;
-  const opened: Array<RedisInbox | InboxWorker> = [];
+  const opened: Array<{ close(): Promise<void> } | InboxWorker> = [];
   const prefixes: string[] = [];
   beforeAll(() => {
     redis = new Redis(REDIS_URL);
@@ -69,7 +71,29 @@ describe.runIf(serverAvailable)('the Redis inbox on BullMQ, on the real server',
       opened.push(w);
       return w;
     };
-    return { prefix, inbox, effects, write, deliver, worker };
+    /** The webhook route of an Express app on a loopback port, with this inbox. */
+    const route = async () => {
+      const running = await startRoute({ secret: SECRET, inbox, logger: false });
+      opened.push(running);
+      return running;
+    };
+    /** A started worker whose onEvent fails (one attempt: a dead letter) until `heal()`, then writes its effect. */
+    const deadLettering = () => {
+      let healthy = false;
+      const w = worker({
+        retry: { maxAttempts: 1 },
+        onEvent: async (ctx) => {
+          if (!healthy) throw new Error('downstream down');
+          write(ctx);
+        },
+      });
+      w.start();
+      const heal = () => {
+        healthy = true;
+      };
+      return Object.assign(w, { heal });
+    };
+    return { prefix, inbox, effects, write, deliver, worker, route, deadLettering };
   }
 
   it('the webhook route adds a job keyed by svix-id once, answering 204 only once Redis has it', async () => {
@@ -92,6 +116,81 @@ describe.runIf(serverAvailable)('the Redis inbox on BullMQ, on the real server',
     await until(async () => Object.keys(await effects()).length === odd.length, 'every odd id');
     expect(await effects()).toEqual(Object.fromEntries(odd.map((id) => [id, 1])));
     expect(await inbox.queue.getJobCounts('completed')).toEqual({ completed: odd.length });
+  });
+
+  it("a delivery whose svix-id is one of BullMQ's key names, or looks like an escaped id, runs once, and so does every later one", async () => {
+    const { inbox, worker, write, effects, route } = fresh();
+    const { deliver } = await route();
+    const lookalikes = [
+      '~bWV0YQ',
+      jobIdFor('~bWV0YQ'),
+      '~~bQBlAHQAYQA',
+      '~',
+      '~~',
+      'msg_',
+      'msg_ok',
+      '~msg_ok',
+      jobIdFor('msg_ok:'),
+      '-1',
+      '007',
+    ];
+    const ids = [...BULLMQ_KEY_NAMES, ...lookalikes];
+    const answers: Record<string, number> = {};
+    for (const id of ids) answers[id] = (await deliver({ type: 'kyb.case.status_changed', data: { refId: id } }, id)).status;
+    expect(answers).toEqual(Object.fromEntries(ids.map((id) => [id, 204])));
+    const later = await deliver({ type: 'kyb.case.status_changed', data: { refId: 'later' } });
+    expect(later.status).toBe(204);
+    worker({ onEvent: write }).start();
+    const all = [...ids, later.id];
+    await until(async () => Object.keys(await effects()).length === all.length, 'every delivery', 15_000);
+    expect(await effects()).toEqual(Object.fromEntries(all.map((id) => [id, 1])));
+    expect(await inbox.queue.getJobCounts('completed', 'failed', 'wait', 'active', 'delayed')).toEqual({
+      completed: all.length,
+      failed: 0,
+      wait: 0,
+      active: 0,
+      delayed: 0,
+    });
+  });
+
+  it('a delivery queued under the job id of versions up to 0.1 is still itself: a repeat adds nothing, and its dead letter replays', async () => {
+    const { inbox, effects, route, deadLettering } = fresh();
+    const { deliver } = await route();
+    const payload = { type: 'kyb.case.status_changed', data: { refId: 'upgraded' } };
+    // As those versions accepted it: the svix-id itself as the job id.
+    await inbox.queue.add(
+      'event',
+      { id: 'evt_before', timestamp: Math.floor(Date.now() / 1000), body: JSON.stringify(payload) },
+      { jobId: 'evt_before' },
+    );
+    const w = deadLettering();
+    await until(async () => (await w.deadLetters()).length === 1, 'the dead letter');
+    expect((await deliver(payload, 'evt_before')).status).toBe(204);
+    expect(await inbox.queue.getJobCounts('wait', 'failed')).toEqual({ wait: 0, failed: 1 });
+    w.heal();
+    expect(await w.replay('evt_before')).toBe(true);
+    await until(async () => (await effects()).evt_before === 1, 'the replayed effect');
+    expect((await deliver(payload, 'evt_before')).status).toBe(204);
+    await sleep(300);
+    expect(await effects()).toEqual({ evt_before: 1 });
+    expect(await inbox.queue.getJobCounts('wait', 'completed')).toEqual({ wait: 0, completed: 1 });
+  });
+
+  it('concurrent replays of one dead letter: one moves it (true), every other answers false, and it runs once', async () => {
+    const { effects, route, deadLettering } = fresh();
+    const { deliver } = await route();
+    const w = deadLettering();
+    const { id } = await deliver({ type: 'kyb.case.status_changed', data: { refId: 'replayed' } });
+    await until(async () => (await w.deadLetters()).length === 1, 'the dead letter');
+    w.heal();
+    const answers = await Promise.allSettled(Array.from({ length: 8 }, () => w.replay(id)));
+    expect(answers.filter((a) => a.status === 'rejected')).toEqual([]);
+    const replayed = answers.map((a) => (a as PromiseFulfilledResult<boolean>).value);
+    expect(replayed.filter((answer) => answer === true)).toHaveLength(1);
+    expect(replayed.filter((answer) => answer === false)).toHaveLength(7);
+    await until(async () => (await effects())[id] === 1, 'the replayed effect');
+    await sleep(300);
+    expect(await effects()).toEqual({ [id]: 1 });
   });
 
   it('a Redis that is down -> 503 within timeoutMs, never a hang and never a 2xx', async () => {
