@@ -42,9 +42,7 @@ export function hostedPage(view: HostedView): string {
     `<button type="submit" name="decision" value="${decision}" data-decision="${decision}">${escapeHtml(label)}</button>`;
   const field = (name: keyof KybPrefill, label: string, fallback: string) =>
     `<label>${escapeHtml(label)} <input name="${name}" value="${escapeHtml(view.prefill?.[name] ?? fallback)}"></label>`;
-  const back = view.returnTo
-    ? `<p><a class="button" id="return" href="${escapeHtml(view.returnTo)}">Return to ${escapeHtml(new URL(view.returnTo).host)}</a></p>`
-    : '<p>You can close this page.</p>';
+  const back = wayBack(view.returnTo);
   const form = view.done
     ? `<p id="done">Verification finished: <strong data-status>${escapeHtml(view.status)}</strong>.</p>${back}`
     : `<form method="post" action="${escapeHtml(view.actionPath)}">
@@ -62,6 +60,23 @@ export function hostedPage(view: HostedView): string {
     `<h1>Verify your ${what}</h1>
 <p>Fake verification service (${escapeHtml(view.environment)}). Reference <code data-ref>${escapeHtml(view.refId)}</code>, status <strong data-status>${escapeHtml(view.status)}</strong>.</p>
 ${form}`,
+  );
+}
+
+/** The link back to where the person came from, or a line saying they can close the page. */
+function wayBack(returnTo: string | undefined): string {
+  return returnTo
+    ? `<p><a class="button" id="return" href="${escapeHtml(returnTo)}">Return to ${escapeHtml(new URL(returnTo).host)}</a></p>`
+    : '<p>You can close this page.</p>';
+}
+
+/** The answer to a decision sent from a page opened before the verification finished (an old tab): nothing was changed. */
+export function hostedAlreadyFinished(status: string, returnTo: string | undefined): string {
+  return page(
+    'Verification already finished',
+    `<h1>Verification already finished</h1>
+<p id="finished">This verification is already finished (status <strong data-status>${escapeHtml(status)}</strong>): the decision from this page was not applied.</p>
+${wayBack(returnTo)}`,
   );
 }
 

@@ -10,8 +10,9 @@ import {
   type KycResult,
 } from '@verikit/core';
 import { webhookEventFixture } from '../fixtures.js';
+import { checkCredential, checkHttpUrl, httpUrl } from './checks.js';
 import { type FakeRoute, FaultInjector } from './faults.js';
-import { hostedError, hostedPage } from './hosted-page.js';
+import { hostedAlreadyFinished, hostedError, hostedPage } from './hosted-page.js';
 import { signJwt, verifyJwt } from './jwt.js';
 import {
   type FakeCredentials,
@@ -55,8 +56,9 @@ export interface FakeServiceOptions {
    */
   stateFile?: string;
   /**
-   * Where the hosted page sends the person back after their decision (a link on the page). Default:
-   * the page that opened the hosted page, when the browser said which (`Referer`).
+   * Where the hosted page sends the person back after their decision (a link on the page). Without
+   * it, only a page of the fake's own origin (`returnTo`, `Referer`): never a foreign one, which
+   * would make the hosted page an open redirect.
    */
   returnUrl?: string;
 }
@@ -186,6 +188,7 @@ function checkFields(body: Record<string, unknown>, required: string[], optional
  */
 export async function createFakeService(options: FakeServiceOptions = {}): Promise<FakeService> {
   const environment = options.environment ?? 'Sandbox';
+  const returnUrl = options.returnUrl === undefined ? undefined : checkHttpUrl('returnUrl', options.returnUrl);
   const kycStatuses: FakeKycStatuses = {
     initial: 'PENDING',
     approved: 'APPROVED',
@@ -216,6 +219,8 @@ export async function createFakeService(options: FakeServiceOptions = {}): Promi
   const addOrganization = (o?: FakeOrganizationOptions) => {
     // The SDK's own rules, at start: a bad secret fails here, not at the first delivery's signing.
     if (o?.webhookSecret !== undefined) checkWebhookSecret(o.webhookSecret, 'organization.webhookSecret');
+    if (o?.apiKey !== undefined) checkCredential('organization.apiKey', o.apiKey);
+    if (o?.publicKey !== undefined) checkCredential('organization.publicKey', o.publicKey);
     const org = state.addOrganization(o);
     dispatcher.setSecret(org.id, org.webhookSecret);
     return org;
@@ -245,7 +250,7 @@ export async function createFakeService(options: FakeServiceOptions = {}): Promi
 
   const authenticate = (req: IncomingMessage, kyc: boolean): FakeOrganization => {
     const apiKey = req.headers['x-api-key'];
-    const value = typeof apiKey === 'string' ? apiKey : undefined;
+    const value = typeof apiKey === 'string' && apiKey !== '' ? apiKey : undefined;
     const org = state.byApiKey(value);
     if (kyc && state.isPublicKey(value)) throw new HttpError(403, 'The public key cannot be used from a server');
     if (!org) throw new HttpError(401, 'Unauthorized');
@@ -376,59 +381,60 @@ export async function createFakeService(options: FakeServiceOptions = {}): Promi
     throw new HttpError(404, 'Not found');
   }
 
-  /** An http(s) URL to send the person back to, or undefined (anything else could run script from the link). */
-  const returnTarget = (candidate: string | null | undefined): string | undefined => {
-    if (!candidate) return undefined;
-    try {
-      const parsed = new URL(candidate);
-      return parsed.protocol === 'http:' || parsed.protocol === 'https:' ? parsed.href : undefined;
-    } catch {
-      return undefined;
+  /**
+   * Where to send the person back to: the configured `returnUrl`, else a `returnTo` or `Referer` of
+   * the fake's own origin. A foreign one would make the page an open redirect (a phishing link with
+   * the service's name on it), and a non-http(s) one could run script from the link.
+   */
+  const returnTarget = (returnTo: string | null, referer: string | undefined): string | undefined => {
+    if (options.returnUrl !== undefined) return returnUrl;
+    for (const candidate of [returnTo, referer]) {
+      const parsed = httpUrl(candidate);
+      if (parsed !== undefined && parsed.origin === origin) return parsed.href;
     }
+    return undefined;
   };
 
   async function hosted(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
     const isPost = req.method === 'POST' && url.pathname === '/hosted/decision';
     const params = isPost ? new URLSearchParams(await readBody(req)) : url.searchParams;
-    const returnTo = returnTarget(options.returnUrl) ?? returnTarget(params.get('returnTo')) ?? returnTarget(req.headers.referer);
+    const returnTo = returnTarget(params.get('returnTo'), req.headers.referer);
     const token = params.get('authToken') ?? '';
     const claims = verifyJwt(token, jwtKey, now());
     if (!claims) return sendHtml(res, 401, hostedError('The verification token is missing, invalid or expired.'));
     const org = state.organizations.find((o) => o.id === claims.org);
     if (!org || params.get('publicKey') !== org.publicKey)
       return sendHtml(res, 403, hostedError('The public key does not match this verification.'));
-    const given = params.get('environment') ?? '';
-    if (given !== environment) {
-      // The service spells it `Sandbox`/`Production`; the SDK's `sandbox` is mapped by buildVerificationLink.
-      const fix =
-        given.toLowerCase() === environment.toLowerCase()
-          ? ` The link says "${given}": the service spells it "${environment}" (buildVerificationLink writes it so from the client's "${given.toLowerCase()}").`
-          : '';
-      return sendHtml(res, 403, hostedError(`This link is for another environment (expected ${environment}).${fix}`));
-    }
-    const finalKyb = (s: string) => s === 'COMPLETED' || s === 'REJECTED';
+    // Any case, as the core reads VERIKIT_ENVIRONMENT: the service writes `Sandbox`, the SDK and verikit-fake's output `sandbox`.
+    if ((params.get('environment') ?? '').toLowerCase() !== environment.toLowerCase())
+      return sendHtml(res, 403, hostedError(`This link is for another environment (expected ${environment}).`));
+    // The person's part ends once they decided or sent it for review: from then on only a reviewer changes it.
+    const finished = (status: string) =>
+      claims.kind === 'kyb' ? status === 'COMPLETED' || status === 'REJECTED' || status === 'IN_REVIEW' : status !== kycStatuses.initial;
     if (isPost) {
       const decision = params.get('decision');
       if (decision !== 'approve' && decision !== 'reject' && decision !== 'review')
         return sendHtml(res, 400, hostedError('Unknown decision.'));
+      const current =
+        claims.kind === 'kyb' ? state.findCase(claims.sub, org.id).details.status : state.getSession(org.id, claims.sub)?.result.status;
+      if (current === undefined) return sendHtml(res, 404, hostedError('No such session.'));
+      // A page opened before the decision (another tab) must not overturn it.
+      if (finished(current)) return sendHtml(res, 409, hostedAlreadyFinished(current, returnTo));
       if (claims.kind === 'kyb') {
-        const current = state.findCase(claims.sub, org.id).details.status;
-        if (!finalKyb(current)) {
-          const entered = (name: string) => params.get(name) || undefined;
-          state.submitCase(
-            claims.sub,
-            {
-              businessName: entered('businessName'),
-              registrationNumber: entered('registrationNumber'),
-              website: entered('website'),
-              ownerName: entered('ownerName'),
-              // A rejection has its reason in the data, as a reviewer's would: an AML hit.
-              outcome: decision === 'reject' ? 'flagged' : 'clear',
-            },
-            org.id,
-          );
-          state.setCaseStatus(claims.sub, decision === 'approve' ? 'COMPLETED' : decision === 'reject' ? 'REJECTED' : 'IN_REVIEW', org.id);
-        }
+        const entered = (name: string) => params.get(name) || undefined;
+        state.submitCase(
+          claims.sub,
+          {
+            businessName: entered('businessName'),
+            registrationNumber: entered('registrationNumber'),
+            website: entered('website'),
+            ownerName: entered('ownerName'),
+            // A rejection has its reason in the data, as a reviewer's would: an AML hit.
+            outcome: decision === 'reject' ? 'flagged' : 'clear',
+          },
+          org.id,
+        );
+        state.setCaseStatus(claims.sub, decision === 'approve' ? 'COMPLETED' : decision === 'reject' ? 'REJECTED' : 'IN_REVIEW', org.id);
       } else {
         state.setSessionStatus(
           claims.sub,
@@ -453,7 +459,7 @@ export async function createFakeService(options: FakeServiceOptions = {}): Promi
       if (!session) return sendHtml(res, 404, hostedError('No such session.'));
       status = session.result.status;
     }
-    const done = claims.kind === 'kyb' ? finalKyb(status) || status === 'IN_REVIEW' : status !== kycStatuses.initial;
+    const done = finished(status);
     sendHtml(
       res,
       200,

@@ -297,7 +297,8 @@ export class FakeState {
             refId: `aml_${suffix}_owner`,
             name: ownerName,
             businessName,
-            businessRole: 'ubo',
+            // Spec 2.7 allows `primary` or `related`: the owner is screened among the related parties.
+            businessRole: 'related',
             caseType: 'PERSON',
             createdAt: now,
           }),
