@@ -2,9 +2,10 @@
 // `verikit-fake`: the fake verification service as a command, for testing from other languages or by hand.
 import { parseArgs } from 'node:util';
 import { checkWebhookSecret } from '@verikit/core';
+import { checkCredential, checkHttpUrl } from './fake/checks.js';
 import { createFakeService } from './fake/service.js';
 
-const usage = `Usage: verikit-fake [--port 4010] [--host 127.0.0.1] [--api-key K] [--public-key P] [--webhook-secret whsec_...] [--webhook URL]...
+const usage = `Usage: verikit-fake [--port 4010] [--host 127.0.0.1] [--api-key K] [--public-key P] [--webhook-secret whsec_...] [--webhook URL]... [--return-url URL]
 
 Starts a stateful fake of the verification service and prints its URLs and credentials.`;
 
@@ -18,6 +19,7 @@ function parse() {
       'public-key': { type: 'string' },
       'webhook-secret': { type: 'string' },
       webhook: { type: 'string', multiple: true },
+      'return-url': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -37,10 +39,18 @@ const fail = (message: string): never => {
   process.exit(2);
 };
 const ms = (value: number) => `${Math.round(value)} ms`;
-const port = Number(args.values.port);
-if (!Number.isInteger(port) || port < 0 || port > 65_535) fail(`--port must be a port number, not ${JSON.stringify(args.values.port)}`);
+/** `value` single-quoted for POSIX sh: nothing in it (`;`, `$(...)`, a newline) is run when the line is pasted. */
+const shellQuote = (value: string) => `'${value.replaceAll("'", `'\\''`)}'`;
+// Decimal digits only: Number() would also take '', '1e3', '0x10' and ' 80'.
+const portText = args.values.port;
+const port = /^\d{1,5}$/.test(portText) ? Number(portText) : Number.NaN;
+if (!(port <= 65_535)) fail(`--port must be a decimal port number from 0 to 65535, not ${JSON.stringify(portText)}`);
 try {
   if (args.values['webhook-secret'] !== undefined) checkWebhookSecret(args.values['webhook-secret'], '--webhook-secret');
+  for (const flag of ['api-key', 'public-key'] as const) {
+    if (args.values[flag] !== undefined) checkCredential(`--${flag}`, args.values[flag]);
+  }
+  if (args.values['return-url'] !== undefined) checkHttpUrl('--return-url', args.values['return-url']);
 } catch (error) {
   fail((error as Error).message);
 }
@@ -49,6 +59,7 @@ try {
   const fake = await createFakeService({
     port,
     host: args.values.host,
+    returnUrl: args.values['return-url'],
     organization: { apiKey: args.values['api-key'], publicKey: args.values['public-key'], webhookSecret: args.values['webhook-secret'] },
     // One line per request and per delivery attempt: what a developer watching the fake needs to see.
     onRequest: ({ method, path, status, durationMs }) => console.log(`${method} ${path} -> ${status} (${ms(durationMs)})`),
@@ -59,13 +70,19 @@ try {
     },
   });
   // Lines a shell takes as they are: paste them, then start a README server in the same shell.
+  const variables = {
+    VERIKIT_BASE_URL: fake.baseUrl,
+    VERIKIT_WEB_URL: fake.webUrl,
+    VERIKIT_API_KEY: fake.credentials.apiKey,
+    VERIKIT_PUBLIC_KEY: fake.credentials.publicKey,
+    VERIKIT_WEBHOOK_SECRET: fake.credentials.webhookSecret,
+    // The client's spelling, which createClient and clientFromEnv take; the hosted page takes it in any case.
+    VERIKIT_ENVIRONMENT: fake.clientOptions.environment,
+  };
   console.log(`verikit fake service running; paste these into your shell:
-export VERIKIT_BASE_URL=${fake.baseUrl}
-export VERIKIT_WEB_URL=${fake.webUrl}
-export VERIKIT_API_KEY=${fake.credentials.apiKey}
-export VERIKIT_PUBLIC_KEY=${fake.credentials.publicKey}
-export VERIKIT_WEBHOOK_SECRET=${fake.credentials.webhookSecret}
-export VERIKIT_ENVIRONMENT=sandbox
+${Object.entries(variables)
+  .map(([name, value]) => `export ${name}=${shellQuote(value)}`)
+  .join('\n')}
 Webhook endpoints: ${(args.values.webhook ?? []).join(', ') || 'none (pass --webhook URL)'}
 Press Ctrl+C to stop.`);
   const stop = () => {
