@@ -1,6 +1,5 @@
+import { escapeHtml, page } from './html.js';
 import type { KybPrefill } from './state.js';
-
-const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /** What the page shows about the session its token opens. */
 export interface HostedView {
@@ -16,22 +15,6 @@ export interface HostedView {
   returnTo?: string;
   /** What the business form starts with. */
   prefill?: KybPrefill;
-}
-
-const STYLE = `body{font:16px/1.5 system-ui,sans-serif;max-width:36rem;margin:2rem auto;padding:0 1rem;color:#1d2430}
-h1{font-size:1.5rem}label{display:block;margin:.6rem 0}input{font:inherit;width:100%;box-sizing:border-box;padding:.4rem;border:1px solid #bbc;border-radius:.3rem}
-button,a.button{font:inherit;padding:.5rem 1rem;margin:.5rem .5rem 0 0;border-radius:.3rem;border:1px solid #556;background:#f4f6fb;color:inherit;text-decoration:none;display:inline-block;cursor:pointer}
-.note{font-size:.85rem;color:#556;background:#f6f2e6;border-radius:.3rem;padding:.5rem .7rem}`;
-
-function page(title: string, body: string): string {
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<style>${STYLE}</style>
-</head><body>
-${body}
-</body></html>`;
 }
 
 /** The hosted verification page stand-in: who is being verified, the business's details, and buttons a person or a browser test can press. */
