@@ -81,10 +81,15 @@ it('the Express and Fastify READMEs show a typed req.user, and it type-checks (b
 
 describe('testing README', () => {
   it('the main snippet runs as written: the receiver, with the fake secret, sees the case complete', async () => {
-    expect(testingPrograms).toHaveLength(1);
+    expect(testingPrograms).toHaveLength(2);
     const output = await runToEnd(compiled[rootPrograms.length] as string);
     expect(output).toContain('true [');
     expect(output).toMatch(/'acme-1 COMPLETED' \]/);
     expect(output).toMatch(/\[ 204(, 204)* \]/);
+  });
+
+  it('the history snippet runs as written: the read maps to the overturning version, one read counted', async () => {
+    const output = await runToEnd(compiled[rootPrograms.length + 1] as string);
+    expect(output).toMatch(/^4 overturned\n1$/m);
   });
 });

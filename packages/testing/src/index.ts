@@ -1,5 +1,13 @@
 export type { FakeRoute, Fault } from './fake/faults.js';
-export { createFakeService, type FakeService, type FakeServiceOptions } from './fake/service.js';
+export type { FakeChange, FakeHistoryEntry } from './fake/history.js';
+export type { FakeRateLimit, FakeRequest } from './fake/requests.js';
+export {
+  createFakeService,
+  type FakeDecisionOptions,
+  type FakeRequestLog,
+  type FakeService,
+  type FakeServiceOptions,
+} from './fake/service.js';
 export type {
   FakeCredentials,
   FakeFlow,
@@ -10,7 +18,14 @@ export type {
   KybSubmission,
   StatusChange,
 } from './fake/state.js';
-export { type DeliveryAttempt, SVIX_SCHEDULE_MS, type WebhookDeliveryOptions, type WebhookMessage } from './fake/webhooks.js';
+export {
+  type DeliveryAttempt,
+  ENDPOINT_DOWN_ERROR,
+  SVIX_SCHEDULE_MS,
+  type WebhookBehaviour,
+  type WebhookDeliveryOptions,
+  type WebhookMessage,
+} from './fake/webhooks.js';
 export { FakeIdempotencyStore, type StoreCall } from './fake-store.js';
 export {
   amlSummaryFixture,

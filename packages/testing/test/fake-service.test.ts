@@ -97,7 +97,9 @@ describe('the core client against the fake: every endpoint', () => {
       const details = await client.kyb.getCase('acme-1');
       expect(details).toMatchObject({ refId: 'acme-1', status: 'COMPLETED', businessName: 'Acme Trading Ltd', flow: { country: 'GB' } });
       expect(details.steps.map((s) => s.type)).toEqual(['form', 'address', 'document', 'ubo', 'relatedBusinesses']);
-      expect(details.amlScreening.primary[0]?.businessRole).toBe('primary');
+      // Spec 2.7: businessRole is `primary` or `related`, and each list holds its own role (the owner is screened as related).
+      expect(details.amlScreening.primary.map((a) => a.businessRole)).toEqual(['primary']);
+      expect(details.amlScreening.related.map((a) => a.businessRole)).toEqual(['related', 'related']);
       expect(details.websiteAnalysis?.domain).toBe('acme-trading-ltd.test');
       const files = collectDocumentFiles(details.steps.find((s) => s.type === 'document') as KybDocumentStep);
       expect(files).toHaveLength(2);
@@ -364,10 +366,9 @@ describe('the hosted page over plain HTTP', () => {
     expect((await variant((u) => u.searchParams.delete('authToken'))).status).toBe(401);
     expect((await variant((u) => u.searchParams.set('publicKey', 'pk_other'))).status).toBe(403);
     expect((await variant((u) => u.searchParams.set('environment', 'Production'))).status).toBe(403);
-    // The SDK's own spelling, hand-written into a link: refused as the service would, saying how to spell it.
-    const lowerCase = await variant((u) => u.searchParams.set('environment', 'sandbox'));
-    expect(lowerCase.status).toBe(403);
-    expect(await lowerCase.text()).toContain('the service spells it &#34;Sandbox&#34;');
+    expect((await variant((u) => u.searchParams.set('environment', 'production'))).status).toBe(403);
+    // What verikit-fake prints as VERIKIT_ENVIRONMENT (the SDK's spelling), put into a link by hand: the same environment.
+    expect((await variant((u) => u.searchParams.set('environment', fake.clientOptions.environment))).status).toBe(200);
     const page = await fetch(link);
     expect(page.headers.get('referrer-policy')).toBe('no-referrer');
     expect(await page.text()).toContain('Verify your business');

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inflateSync } from 'node:zlib';
@@ -97,6 +97,44 @@ describe('the hosted page collects the business details', () => {
   });
 });
 
+/** Loads a hosted link as a browser tab would and returns what its form would submit (the tab stays open, unsent). */
+async function openTab(link: string): Promise<Record<string, string>> {
+  const html = await (await fetch(link)).text();
+  return Object.fromEntries(
+    [...html.matchAll(/<input (?:type="hidden" )?name="(\w+)" value="([^"]*)">/g)].map((m) => [m[1], m[2]]),
+  ) as Record<string, string>;
+}
+const press = (fake: FakeService, tab: Record<string, string>, decision: string) =>
+  fetch(`${fake.webUrl}/decision`, { method: 'POST', body: new URLSearchParams({ ...tab, decision }), redirect: 'manual' });
+
+describe('an old tab cannot change a decision made in another', () => {
+  it('KYC: approved in tab A, Reject in tab B is refused (409) and the result stays APPROVED', async () => {
+    const { fake, client } = await start();
+    const { token } = await client.kyc.createSession({ refId: 'two-tabs' });
+    const link = client.verificationLink(token).url;
+    const [tabA, tabB] = [await openTab(link), await openTab(link)];
+    expect((await press(fake, tabA, 'approve')).status).toBe(303);
+    const refused = await press(fake, tabB, 'reject');
+    expect(refused.status).toBe(409);
+    expect(await refused.text()).toContain('already finished');
+    expect(await client.kyc.getResult('two-tabs')).toMatchObject({ status: 'APPROVED' });
+    expect((await client.kyc.getResult('two-tabs')).reason).toBeUndefined();
+  });
+
+  it('KYB: a case sent for review, or decided, takes no decision from an old tab', async () => {
+    const { fake, client } = await start();
+    const { token } = await client.kyb.createCase({ refId: 'two-tabs-kyb' });
+    const link = client.verificationLink(token).url;
+    const [tabA, tabB, tabC] = [await openTab(link), await openTab(link), await openTab(link)];
+    expect((await press(fake, tabA, 'review')).status).toBe(303);
+    expect((await press(fake, tabB, 'approve')).status).toBe(409);
+    expect((await client.kyb.getCase('two-tabs-kyb')).status).toBe('IN_REVIEW');
+    fake.kyb.setStatus('two-tabs-kyb', 'COMPLETED');
+    expect((await press(fake, tabC, 'reject')).status).toBe(409);
+    expect((await client.kyb.getCase('two-tabs-kyb')).status).toBe('COMPLETED');
+  });
+});
+
 describe('the way back from the hosted page', () => {
   it('after the decision the page links back to the configured returnUrl', async () => {
     const { fake, client } = await start({ returnUrl: 'http://127.0.0.1:3000/dashboard' });
@@ -106,15 +144,20 @@ describe('the way back from the hosted page', () => {
     expect(done).toContain('<a class="button" id="return" href="http://127.0.0.1:3000/dashboard">Return to 127.0.0.1:3000</a>');
   });
 
-  it('by default it links back to the page that opened it; never to a script URL', async () => {
+  it('without returnUrl it links only to its own origin: never to a foreign Referer or returnTo (no open redirect), never to a script URL', async () => {
     const { fake, client } = await start();
-    const session = await client.kyc.createSession({ refId: 'back-kyc' });
-    const { done } = await decide(fake, client.verificationLink(session.token).url, 'approve', {}, 'http://app.test/profile');
-    expect(done).toContain('href="http://app.test/profile"');
-    const other = await client.kyc.createSession({ refId: 'back-js' });
-    const { done: hostile } = await decide(fake, client.verificationLink(other.token).url, 'approve', { returnTo: 'javascript:alert(1)' });
+    const link = async (refId: string) => client.verificationLink((await client.kyc.createSession({ refId })).token).url;
+    const { done: fromReferer } = await decide(fake, await link('back-referer'), 'approve', {}, 'http://evil.test/phish');
+    expect(fromReferer).not.toContain('evil.test');
+    expect(fromReferer).toContain('You can close this page.');
+    const { done: fromField } = await decide(fake, await link('back-field'), 'approve', { returnTo: 'https://evil.test/phish' });
+    expect(fromField).not.toContain('evil.test');
+    const { done: hostile } = await decide(fake, await link('back-js'), 'approve', { returnTo: 'javascript:alert(1)' });
     expect(hostile).not.toContain('javascript:');
     expect(hostile).toContain('You can close this page.');
+    const own = `${fake.baseUrl}/hosted/?from=reviewer`;
+    const { done: same } = await decide(fake, await link('back-own'), 'approve', { returnTo: own });
+    expect(same).toContain(`id="return" href="${own}"`);
   });
 });
 
@@ -139,6 +182,25 @@ describe('stateFile: the fake across restarts', () => {
       const { form } = await decide(second, link, 'approve');
       expect(form).toContain('value="Kept Ltd"');
       expect((await again.kyb.getCase('kept')).status).toBe('COMPLETED');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('the file holding the keys is readable by its owner only (0600), also when it existed before with wider rights', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'verikit-fake-'));
+    try {
+      const fresh = join(dir, 'fresh.json');
+      const created = await createFakeService({ stateFile: fresh });
+      await created.close();
+      expect(statSync(fresh).mode & 0o777).toBe(0o600);
+      const widened = join(dir, 'widened.json');
+      copyFileSync(fresh, widened);
+      chmodSync(widened, 0o644);
+      const again = await createFakeService({ stateFile: widened, port: 0 });
+      again.kyb.prefill('x', { businessName: 'X' });
+      await again.close();
+      expect(statSync(widened).mode & 0o777).toBe(0o600);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -1,8 +1,11 @@
-import { execFile, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import {
-  createClient,
+  clientFromEnv,
   createWebhookHandler,
   createWebhookVerifier,
   KYB_STATUSES,
@@ -11,6 +14,7 @@ import {
 } from '@verikit/core';
 import { describe, expect, it } from 'vitest';
 import { FakeIdempotencyStore, kybCaseDetailsFixture, kycResultFixture, signWebhook, webhookEventFixture } from '../src/index.js';
+import { startReceiver } from './helpers.js';
 
 const run = promisify(execFile);
 const pkgDir = fileURLToPath(new URL('..', import.meta.url));
@@ -99,21 +103,80 @@ describe('no particular test runner', () => {
   }, 60_000);
 });
 
-describe('verikit-fake', () => {
-  it('starts on the given port and prints its URLs and credentials', async () => {
-    // Port 0: the OS picks a free one (a guessed port can be taken by another test's client socket).
-    const child = spawn(process.execPath, ['bin/verikit-fake.mjs', '--port', '0'], { cwd: pkgDir });
-    try {
-      const output = await new Promise<string>((resolve, reject) => {
-        let text = '';
-        child.stdout.on('data', (chunk: Buffer) => {
-          text += chunk.toString();
-          if (text.includes('Ctrl+C')) resolve(text);
-        });
-        child.on('exit', (code) => reject(new Error(`exited ${code}: ${text}`)));
+/** Runs the CLI with `args` expecting a refusal: exit code 2, and its stderr lines (it must not start: the timeout fails the test). */
+async function refused(args: string[]): Promise<string[]> {
+  const error = await run(process.execPath, ['bin/verikit-fake.mjs', ...args], { cwd: pkgDir, timeout: 15_000 }).then(
+    ({ stdout }) => ({ code: 0, stderr: '', stdout }),
+    (e: { code: number; stderr: string }) => e,
+  );
+  expect(error).toMatchObject({ code: 2 });
+  return error.stderr.trim().split('\n');
+}
+
+/** Starts the CLI, resolving with what it printed up to "Ctrl+C" and a stop() that waits for its exit. */
+async function started(args: string[]): Promise<{ output: string; child: ChildProcess; stop: () => Promise<void> }> {
+  const child = spawn(process.execPath, ['bin/verikit-fake.mjs', ...args], { cwd: pkgDir });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    await exited;
+  };
+  try {
+    const output = await new Promise<string>((resolve, reject) => {
+      let text = '';
+      let errors = '';
+      child.stdout?.on('data', (chunk: Buffer) => {
+        text += chunk.toString();
+        if (text.includes('Ctrl+C')) resolve(text);
       });
-      const value = (name: string) => new RegExp(`${name}=(\\S+)`).exec(output)?.[1];
-      expect(value('VERIKIT_BASE_URL')).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      child.stderr?.on('data', (chunk: Buffer) => {
+        errors += chunk.toString();
+      });
+      child.once('exit', (code) => reject(new Error(`exited ${code}: ${text}${errors}`)));
+    });
+    return { output, child, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+/** What the printed export lines set, as sh reads them. */
+async function exported(output: string): Promise<Record<string, string>> {
+  const exports = output.split('\n').filter((line) => line.startsWith('export VERIKIT_'));
+  const { stdout } = await run('sh', ['-c', `${exports.join('\n')}\nenv`]);
+  return Object.fromEntries(
+    stdout
+      .split('\n')
+      .filter((line) => line.startsWith('VERIKIT_'))
+      .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
+  );
+}
+
+/** Watches a child's output from now on: next(pattern) resolves with the first match (earlier output included). */
+function watch(child: ChildProcess): { next: (pattern: RegExp) => Promise<RegExpExecArray> } {
+  let text = '';
+  const waiting: Array<() => void> = [];
+  child.stdout?.on('data', (chunk: Buffer) => {
+    text += chunk.toString();
+    for (const wake of waiting.splice(0)) wake();
+  });
+  return {
+    next: async (pattern) => {
+      for (;;) {
+        const match = pattern.exec(text);
+        if (match) return match;
+        await new Promise<void>((resolve) => waiting.push(resolve));
+      }
+    },
+  };
+}
+
+describe('verikit-fake', () => {
+  it('starts on the given port and prints its URLs and credentials as export lines sh takes as they are', async () => {
+    // Port 0: the OS picks a free one (a guessed port can be taken by another test's client socket).
+    const { output, child, stop } = await started(['--port', '0']);
+    try {
       // The printed lines work pasted into a shell: each is an export.
       const exports = output.split('\n').filter((line) => line.startsWith('export VERIKIT_'));
       expect(exports.map((line) => line.split('=')[0])).toEqual([
@@ -124,30 +187,129 @@ describe('verikit-fake', () => {
         'export VERIKIT_WEBHOOK_SECRET',
         'export VERIKIT_ENVIRONMENT',
       ]);
-      const { stdout } = await run('sh', ['-c', `${exports.join('\n')}\nprintenv VERIKIT_API_KEY VERIKIT_ENVIRONMENT`]);
-      expect(stdout).toBe(`${value('VERIKIT_API_KEY')}\nsandbox\n`);
-      const client = createClient({ apiKey: value('VERIKIT_API_KEY')!, baseUrl: value('VERIKIT_BASE_URL')!, maxRetries: 0 });
+      const env = await exported(output);
+      expect(env.VERIKIT_BASE_URL).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      // What the core reads from these variables is a working client, and its links open the fake's hosted page.
+      const client = clientFromEnv({ maxRetries: 0 }, env);
       const logged = new Promise<string>((resolve) =>
-        child.stdout.on('data', (chunk: Buffer) => {
+        child.stdout?.on('data', (chunk: Buffer) => {
           if (/POST \/\S*kyb\S* -> 20\d/.test(chunk.toString())) resolve(chunk.toString());
         }),
       );
-      await expect(client.kyb.createCase({ refId: 'cli' })).resolves.toMatchObject({ kybCase: { refId: 'cli' } });
+      const created = await client.kyb.createCase({ refId: 'cli' });
+      expect(created).toMatchObject({ kybCase: { refId: 'cli' } });
       // One line per request, with its status and duration, never the query.
       expect(await logged).toMatch(/^POST \/\S+ -> 20\d \(\d+ ms\)$/m);
+      expect((await fetch(client.verificationLink(created.token).url)).status).toBe(200);
+      // A link written by hand from the variables, as another language would, opens too.
+      const byHand = `${env.VERIKIT_WEB_URL}/?${new URLSearchParams({ authToken: created.token, publicKey: env.VERIKIT_PUBLIC_KEY!, environment: env.VERIKIT_ENVIRONMENT! })}`;
+      expect((await fetch(byHand)).status).toBe(200);
       await client.close();
     } finally {
-      child.kill('SIGTERM');
+      await stop();
     }
   });
 
-  it('refuses a bad port with one clear line', async () => {
-    const error = await run(process.execPath, ['bin/verikit-fake.mjs', '--port', 'abc'], { cwd: pkgDir }).catch(
-      (e: { code: number; stderr: string }) => e,
-    );
-    expect(error).toMatchObject({ code: 2 });
-    expect((error as { stderr: string }).stderr).toContain('--port must be a port number');
+  it('quotes its export lines: a value with ; $() or quotes is taken as it is by sh, never run', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'verikit-cli-'));
+    try {
+      // Unquoted, sh would run both touches: one after the `;`, one in the `$(...)` that the single quotes end around.
+      const apiKey = `sk;touch${'$'}{IFS}${dir}/ran;echo${'$'}{IFS}'$(touch${'$'}{IFS}${dir}/ran2)'"`;
+      const { output, stop } = await started(['--port', '0', '--api-key', apiKey]);
+      try {
+        const exports = output.split('\n').filter((line) => line.startsWith('export VERIKIT_'));
+        const { stdout } = await run('sh', ['-c', `${exports.join('\n')}\nprintenv VERIKIT_API_KEY`]);
+        expect(stdout).toBe(`${apiKey}\n`);
+        expect(readdirSync(dir)).toEqual([]);
+      } finally {
+        await stop();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
+
+  const port = 'a decimal port number from 0 to 65535';
+  const rate = 'a decimal from 0 to 1';
+  const range = 'MIN-MAX in decimal ms with MIN <= MAX';
+  const count = 'a positive decimal integer';
+  it.each([
+    ...['abc', '', '1e3', '0x10', ' 80', '-1', '65536', '80.0'].map((value) => ['--port', value, port]),
+    ['--drop-rate', '1.5', rate],
+    ['--drop-rate', '1e-1', rate],
+    ['--duplicate-rate', '', rate],
+    ['--delay-ms', '5-1', range],
+    ['--delay-ms', '0x1-2', range],
+    ['--rate-limit', '0', count],
+    ['--rate-limit', '1.5', count],
+  ])(
+    'refuses %s %j with one clear line: decimal numbers only, in range',
+    async (flag, value, rule) => {
+      const args = flag === '--port' ? [`--port=${value}`] : ['--port', '0', `${flag}=${value}`];
+      expect(await refused(args)).toEqual([`verikit-fake: ${flag} must be ${rule}, not ${JSON.stringify(value)}`]);
+    },
+    30_000,
+  );
+
+  it.each([
+    // An empty API key would let a request with an empty x-api-key in.
+    [['--api-key', ''], '--api-key is required and must be a non-empty string'],
+    [['--public-key', 'pk with space'], '--public-key contains whitespace or control characters'],
+    [['--retry-after', '5'], '--retry-after needs --rate-limit'],
+    [['--return-url', 'javascript:alert(1)'], '--return-url must be an http(s) URL'],
+  ])(
+    'refuses %j with one clear line',
+    async (args, line) => {
+      expect(await refused(['--port', '0', ...args])).toEqual([`verikit-fake: ${line}`]);
+    },
+    30_000,
+  );
+
+  it('drops, duplicates and delays webhooks, limits reads and prints its reviewer console as the flags say', async () => {
+    const dropping = await startReceiver({ secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' });
+    const { output, child, stop } = await started([
+      ...['--port', '0', '--webhook-secret', 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', '--webhook', dropping.url],
+      ...['--drop-rate', '1', '--rate-limit', '2', '--retry-after', '9'],
+    ]);
+    try {
+      const lines = watch(child);
+      const env = await exported(output);
+      const reviewer = /^Reviewer console .*: (http:\/\/\S+)$/m.exec(output)?.[1] as string;
+      const signIn = await fetch(reviewer, { redirect: 'manual' });
+      expect([signIn.status, signIn.headers.get('set-cookie')]).toEqual([303, expect.stringMatching(/^verikit_reviewer=.+HttpOnly/)]);
+      const client = clientFromEnv({ maxRetries: 0 }, env);
+      const { token } = await client.kyb.createCase({ refId: 'cli-flags' });
+      // Opening the hosted page starts the case: a change, whose webhook is dropped, and said so.
+      await fetch(client.verificationLink(token).url);
+      expect(await lines.next(/^webhook (msg_\S+) -> \S+: dropped \(--drop-rate\)$/m)).toBeTruthy();
+      await client.kyb.getCase('cli-flags');
+      await client.kyb.getCase('cli-flags');
+      await expect(client.kyb.getCase('cli-flags')).rejects.toMatchObject({ code: 'rate_limited', retryAfterMs: 9000 });
+      await client.close();
+      expect(dropping.raw).toEqual([]);
+    } finally {
+      await stop();
+      await dropping.close();
+    }
+
+    const receiver = await startReceiver({ secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' });
+    const twice = await started([
+      ...['--port', '0', '--webhook-secret', 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', '--webhook', receiver.url],
+      ...['--duplicate-rate', '1', '--delay-ms', '0-50'],
+    ]);
+    try {
+      const lines = watch(twice.child);
+      const client = clientFromEnv({ maxRetries: 0 }, await exported(twice.output));
+      await fetch(client.verificationLink((await client.kyb.createCase({ refId: 'cli-twice' })).token).url);
+      await lines.next(/^webhook msg_\S+ attempt 2 -> \S+: 204/m);
+      expect(receiver.raw).toHaveLength(2);
+      expect(receiver.raw[0]?.headers['svix-id']).toBe(receiver.raw[1]?.headers['svix-id']);
+      await client.close();
+    } finally {
+      await twice.stop();
+      await receiver.close();
+    }
+  }, 60_000);
 
   it('refuses a webhook secret the SDK would refuse, in one line, before starting', async () => {
     const error = await run(process.execPath, ['bin/verikit-fake.mjs', '--port', '0', '--webhook-secret', 'whsec_bad'], {

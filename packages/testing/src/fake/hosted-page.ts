@@ -1,6 +1,5 @@
+import { escapeHtml, page } from './html.js';
 import type { KybPrefill } from './state.js';
-
-const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /** What the page shows about the session its token opens. */
 export interface HostedView {
@@ -18,22 +17,6 @@ export interface HostedView {
   prefill?: KybPrefill;
 }
 
-const STYLE = `body{font:16px/1.5 system-ui,sans-serif;max-width:36rem;margin:2rem auto;padding:0 1rem;color:#1d2430}
-h1{font-size:1.5rem}label{display:block;margin:.6rem 0}input{font:inherit;width:100%;box-sizing:border-box;padding:.4rem;border:1px solid #bbc;border-radius:.3rem}
-button,a.button{font:inherit;padding:.5rem 1rem;margin:.5rem .5rem 0 0;border-radius:.3rem;border:1px solid #556;background:#f4f6fb;color:inherit;text-decoration:none;display:inline-block;cursor:pointer}
-.note{font-size:.85rem;color:#556;background:#f6f2e6;border-radius:.3rem;padding:.5rem .7rem}`;
-
-function page(title: string, body: string): string {
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<style>${STYLE}</style>
-</head><body>
-${body}
-</body></html>`;
-}
-
 /** The hosted verification page stand-in: who is being verified, the business's details, and buttons a person or a browser test can press. */
 export function hostedPage(view: HostedView): string {
   const what = view.kind === 'kyb' ? 'business' : 'identity';
@@ -42,9 +25,7 @@ export function hostedPage(view: HostedView): string {
     `<button type="submit" name="decision" value="${decision}" data-decision="${decision}">${escapeHtml(label)}</button>`;
   const field = (name: keyof KybPrefill, label: string, fallback: string) =>
     `<label>${escapeHtml(label)} <input name="${name}" value="${escapeHtml(view.prefill?.[name] ?? fallback)}"></label>`;
-  const back = view.returnTo
-    ? `<p><a class="button" id="return" href="${escapeHtml(view.returnTo)}">Return to ${escapeHtml(new URL(view.returnTo).host)}</a></p>`
-    : '<p>You can close this page.</p>';
+  const back = wayBack(view.returnTo);
   const form = view.done
     ? `<p id="done">Verification finished: <strong data-status>${escapeHtml(view.status)}</strong>.</p>${back}`
     : `<form method="post" action="${escapeHtml(view.actionPath)}">
@@ -62,6 +43,23 @@ export function hostedPage(view: HostedView): string {
     `<h1>Verify your ${what}</h1>
 <p>Fake verification service (${escapeHtml(view.environment)}). Reference <code data-ref>${escapeHtml(view.refId)}</code>, status <strong data-status>${escapeHtml(view.status)}</strong>.</p>
 ${form}`,
+  );
+}
+
+/** The link back to where the person came from, or a line saying they can close the page. */
+function wayBack(returnTo: string | undefined): string {
+  return returnTo
+    ? `<p><a class="button" id="return" href="${escapeHtml(returnTo)}">Return to ${escapeHtml(new URL(returnTo).host)}</a></p>`
+    : '<p>You can close this page.</p>';
+}
+
+/** The answer to a decision sent from a page opened before the verification finished (an old tab): nothing was changed. */
+export function hostedAlreadyFinished(status: string, returnTo: string | undefined): string {
+  return page(
+    'Verification already finished',
+    `<h1>Verification already finished</h1>
+<p id="finished">This verification is already finished (status <strong data-status>${escapeHtml(status)}</strong>): the decision from this page was not applied.</p>
+${wayBack(returnTo)}`,
   );
 }
 

@@ -5,14 +5,20 @@ import {
   buildVerificationLink,
   type ClientOptions,
   checkWebhookSecret,
+  InvalidArgumentError,
   type KybCaseDetails,
   type KybStatus,
   type KycResult,
 } from '@verikit/core';
 import { webhookEventFixture } from '../fixtures.js';
+import { checkCredential, checkHttpUrl } from './checks.js';
 import { type FakeRoute, FaultInjector } from './faults.js';
-import { hostedError, hostedPage } from './hosted-page.js';
-import { signJwt, verifyJwt } from './jwt.js';
+import type { FakeHistoryEntry } from './history.js';
+import { hostedRoute } from './hosted.js';
+import { HttpError, parseJsonObject, readBody, sendJson } from './http.js';
+import { signJwt } from './jwt.js';
+import { type FakeRateLimit, type FakeRequest, maxReadsInWindow, ReadLimiter } from './requests.js';
+import { REVIEWER_PATH, reviewerConsole } from './reviewer.js';
 import {
   type FakeCredentials,
   type FakeFlow,
@@ -25,7 +31,13 @@ import {
   type StatusChange,
 } from './state.js';
 import { readStateFile, writeStateFile } from './state-file.js';
-import { type DeliveryAttempt, type WebhookDeliveryOptions, WebhookDispatcher, type WebhookMessage } from './webhooks.js';
+import {
+  type DeliveryAttempt,
+  type WebhookBehaviour,
+  type WebhookDeliveryOptions,
+  WebhookDispatcher,
+  type WebhookMessage,
+} from './webhooks.js';
 
 /** Options of {@link createFakeService}. */
 export interface FakeServiceOptions {
@@ -55,10 +67,24 @@ export interface FakeServiceOptions {
    */
   stateFile?: string;
   /**
-   * Where the hosted page sends the person back after their decision (a link on the page). Default:
-   * the page that opened the hosted page, when the browser said which (`Referer`).
+   * Where the hosted page sends the person back after their decision (a link on the page). Without
+   * it, only a page of the fake's own origin (`returnTo`, `Referer`): never a foreign one, which
+   * would make the hosted page an open redirect.
    */
   returnUrl?: string;
+  /**
+   * A rate limit on result reads (`kyb.getCase`, `kyc.getResult`) per organization: beyond
+   * `readsPerMinute` in any 60 s, 429 with `Retry-After`. The spec shows none; default: no limit.
+   */
+  rateLimit?: FakeRateLimit;
+}
+
+/** Options of a reviewer's decision. */
+export interface FakeDecisionOptions {
+  /** Why: a KYC result's `reason`; for KYB, kept in the history only. */
+  reason?: string;
+  /** The organization (default: the first). */
+  apiKey?: string;
 }
 
 /** One answered request, as `onRequest` hears it. */
@@ -85,32 +111,79 @@ export interface FakeService {
   addOrganization(options?: FakeOrganizationOptions): FakeOrganization;
   /** The flows `GET /kyb/flows` lists (mutable). */
   flows: FakeFlow[];
-  /** Drive KYB cases as the service and its reviewers would. */
+  /**
+   * Drive KYB cases as the service and its reviewers would. Every change (after the creation) adds a
+   * history version, moves `updatedAt` on and sends a webhook. Unknown refIds throw InvalidArgumentError.
+   */
   kyb: {
     get(refId: string, options?: { apiKey?: string }): KybCaseDetails;
     setStatus(refId: string, status: KybStatus, options?: { apiKey?: string }): KybCaseDetails;
+    /** The business's submission, as the hosted page makes it (a `submitted` change; the status stays). */
     submit(refId: string, input?: KybSubmission, options?: { apiKey?: string }): KybCaseDetails;
     /** What the hosted page shows first for this business (your app's knowledge of it); the business may change it there. */
     prefill(refId: string, values: KybPrefill, options?: { apiKey?: string }): void;
+    /** Reopens steps: records the reopen and moves the case back to `IN_PROGRESS`, as one change. */
     reopen(refId: string, stepIds: string[], reason?: string, options?: { apiKey?: string }): KybCaseDetails;
+    /**
+     * A reviewer's decision, from any state: `decided`, or `overturned` when it replaces a final one
+     * (`COMPLETED` -> `REJECTED`). The reason goes into the history only (the details carry no reviewer notes).
+     */
+    decide(refId: string, status: 'COMPLETED' | 'REJECTED', options?: FakeDecisionOptions): KybCaseDetails;
+    /** The case's versions, oldest first: version 1 is its creation. */
+    history(refId: string, options?: { apiKey?: string }): readonly FakeHistoryEntry[];
   };
-  /** Drive KYC sessions. */
+  /** Drive KYC sessions; every change adds a history version, moves `updatedAt` on and sends a webhook. */
   kyc: {
     get(refId: string, options?: { apiKey?: string }): KycResult;
     setStatus(refId: string, status: string, options?: { apiKey?: string; reason?: string }): KycResult;
+    /**
+     * A reviewer's decision (`kycStatuses.approved` or `.rejected`), from any state: `decided`, or
+     * `overturned` when it replaces a final one. `reason` becomes the result's `reason`.
+     */
+    decide(refId: string, status: string, options?: FakeDecisionOptions): KycResult;
+    /** The session's versions, oldest first: version 1 is its creation. */
+    history(refId: string, options?: { apiKey?: string }): readonly FakeHistoryEntry[];
   };
-  /** Webhook endpoints, deliveries and secret rotation. */
+  /** Webhook endpoints, deliveries (perfect or not), and secret rotation. */
   webhooks: {
     addEndpoint(url: string, options?: { apiKey?: string }): void;
     removeEndpoint(url: string): void;
     readonly attempts: readonly DeliveryAttempt[];
     readonly messages: readonly WebhookMessage[];
+    /** Resolves once no delivery is pending (dropped messages are never waited for), or rejects after `timeoutMs`. */
     settle(timeoutMs?: number): Promise<void>;
     rotateSecret(options?: { apiKey?: string }): string;
     endRotation(options?: { apiKey?: string }): void;
+    /** Drops, duplicates or delays the messages published from now on; settings not given keep theirs. */
+    configure(behaviour: WebhookBehaviour): void;
+    /**
+     * "Endpoint down": every attempt to the organization's endpoints fails as if unreachable (recorded
+     * with an error), and the retry schedule goes on, so a long outage ends in `failed`, as with Svix.
+     */
+    down(options?: { apiKey?: string }): void;
+    /** Ends {@link down}: the retries still to come are delivered. */
+    up(options?: { apiKey?: string }): void;
   };
   /** Per-route fault injection. */
   faults: Pick<FaultInjector, 'inject' | 'clear'>;
+  /**
+   * Every API request, in order of arrival: method, route, path (never the query or headers), status,
+   * arrival time. The hosted page and the reviewer console are not API requests.
+   */
+  readonly requests: readonly FakeRequest[];
+  /**
+   * The largest number of result reads (`kyb.getCase` + `kyc.getResult`, whatever their answer) in any
+   * window [t, t + windowMs) (default 60 000): what a read budget is checked against.
+   */
+  maxReadsInWindow(windowMs?: number): number;
+  /** Sets or lifts (undefined) the read rate limit (see `FakeServiceOptions.rateLimit`). */
+  setRateLimit(limit: FakeRateLimit | undefined): void;
+  /**
+   * The reviewer console of the first organization, with its token (`credentials.reviewerToken`): open
+   * it once in a browser, which then keeps the token in a cookie. Another organization's console is
+   * `${baseUrl}/reviewer?token=${encodeURIComponent(org.reviewerToken)}`.
+   */
+  reviewerUrl: string;
   /** Builds the hosted link for a token, as an integrator would. */
   link(token: string): string;
   close(): Promise<void>;
@@ -118,54 +191,6 @@ export interface FakeService {
 
 const KYB_TOKEN_SECONDS = 24 * 60 * 60;
 const KYC_TOKEN_SECONDS = 30 * 60;
-const MAX_BODY = 1024 * 1024;
-
-class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-const sendJson = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), ...headers });
-  res.end(text);
-};
-const sendHtml = (res: ServerResponse, status: number, html: string) => {
-  res.writeHead(status, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' });
-  res.end(html);
-};
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_BODY) {
-        reject(new HttpError(413, 'Payload too large'));
-        req.destroy();
-      } else chunks.push(chunk);
-    });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
-
-function parseJsonObject(text: string): Record<string, unknown> {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw new HttpError(400, 'Body must be JSON');
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new HttpError(400, 'Body must be a JSON object');
-  return value as Record<string, unknown>;
-}
-
 function checkFields(body: Record<string, unknown>, required: string[], optional: string[]): void {
   for (const field of Object.keys(body)) {
     if (!required.includes(field) && !optional.includes(field)) throw new HttpError(400, `Field "${field}" is not accepted`);
@@ -186,6 +211,7 @@ function checkFields(body: Record<string, unknown>, required: string[], optional
  */
 export async function createFakeService(options: FakeServiceOptions = {}): Promise<FakeService> {
   const environment = options.environment ?? 'Sandbox';
+  const returnUrl = options.returnUrl === undefined ? undefined : checkHttpUrl('returnUrl', options.returnUrl);
   const kycStatuses: FakeKycStatuses = {
     initial: 'PENDING',
     approved: 'APPROVED',
@@ -216,6 +242,9 @@ export async function createFakeService(options: FakeServiceOptions = {}): Promi
   const addOrganization = (o?: FakeOrganizationOptions) => {
     // The SDK's own rules, at start: a bad secret fails here, not at the first delivery's signing.
     if (o?.webhookSecret !== undefined) checkWebhookSecret(o.webhookSecret, 'organization.webhookSecret');
+    if (o?.apiKey !== undefined) checkCredential('organization.apiKey', o.apiKey);
+    if (o?.publicKey !== undefined) checkCredential('organization.publicKey', o.publicKey);
+    if (o?.reviewerToken !== undefined) checkCredential('organization.reviewerToken', o.reviewerToken);
     const org = state.addOrganization(o);
     dispatcher.setSecret(org.id, org.webhookSecret);
     return org;
@@ -228,8 +257,16 @@ export async function createFakeService(options: FakeServiceOptions = {}): Promi
   const orgOf = (control?: { apiKey?: string }) => {
     if (control?.apiKey === undefined) return first.id;
     const org = state.byApiKey(control.apiKey);
-    if (!org) throw new Error('fake service: no organization has that API key');
+    if (!org) throw new InvalidArgumentError('fake service: no organization has that API key');
     return org.id;
+  };
+  const requests: FakeRequest[] = [];
+  const limiter = new ReadLimiter();
+  limiter.set(options.rateLimit);
+  /** A result read of `org` beyond the rate limit: 429 with Retry-After, as a service's limit would answer. */
+  const limitReads = (org: FakeOrganization) => {
+    const retryAfter = limiter.take(org.id, Date.now());
+    if (retryAfter !== undefined) throw new HttpError(429, 'Too many requests', { 'retry-after': String(retryAfter) });
   };
   for (const url of options.webhooks?.endpoints ?? []) dispatcher.addEndpoint(first.id, url);
 
@@ -289,10 +326,20 @@ export async function createFakeService(options: FakeServiceOptions = {}): Promi
     }
   };
 
-  async function api(req: IncomingMessage, res: ServerResponse, url: URL, rawPath: string): Promise<void> {
+  /** Logs an API request once its route is known (at arrival; its status when answered), then applies that route's faults. */
+  const enter = (name: FakeRoute, req: IncomingMessage, res: ServerResponse, rawPath: string, at: number): Promise<boolean> => {
+    const entry: FakeRequest = { method: req.method ?? 'GET', route: name, path: rawPath, status: 0, at };
+    requests.push(entry);
+    res.once('finish', () => {
+      entry.status = res.statusCode;
+    });
+    return applyFaults(name, res, req);
+  };
+
+  async function api(req: IncomingMessage, res: ServerResponse, url: URL, rawPath: string, at: number): Promise<void> {
     const method = req.method ?? 'GET';
     const parts = segments(rawPath);
-    const route = (name: FakeRoute) => applyFaults(name, res, req);
+    const route = (name: FakeRoute) => enter(name, req, res, rawPath, at);
 
     if (method === 'POST' && rawPath === '/kyb/case') {
       if (await route('kyb.createCase')) return;
@@ -315,6 +362,7 @@ export async function createFakeService(options: FakeServiceOptions = {}): Promi
     if (method === 'GET' && parts.length === 4 && parts[0] === 'kyb' && parts[1] === 'case' && parts[3] === 'details') {
       if (await route('kyb.getCase')) return;
       const org = authenticate(req, false);
+      limitReads(org);
       const details = state.getCase(org.id, decode(parts[2]!));
       if (!details) throw new HttpError(404, 'Case not found');
       return sendJson(res, 200, details);
@@ -352,6 +400,7 @@ export async function createFakeService(options: FakeServiceOptions = {}): Promi
     if (method === 'GET' && parts.length === 3 && parts[0] === 'v2' && parts[1] === 'users') {
       if (await route('kyc.getResult')) return;
       const org = authenticate(req, true);
+      limitReads(org);
       const session = state.getSession(org.id, decode(parts[2]!));
       if (!session) throw new HttpError(404, 'User not found');
       return sendJson(res, 200, session.result);
@@ -376,104 +425,11 @@ export async function createFakeService(options: FakeServiceOptions = {}): Promi
     throw new HttpError(404, 'Not found');
   }
 
-  /** An http(s) URL to send the person back to, or undefined (anything else could run script from the link). */
-  const returnTarget = (candidate: string | null | undefined): string | undefined => {
-    if (!candidate) return undefined;
-    try {
-      const parsed = new URL(candidate);
-      return parsed.protocol === 'http:' || parsed.protocol === 'https:' ? parsed.href : undefined;
-    } catch {
-      return undefined;
-    }
-  };
-
-  async function hosted(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
-    const isPost = req.method === 'POST' && url.pathname === '/hosted/decision';
-    const params = isPost ? new URLSearchParams(await readBody(req)) : url.searchParams;
-    const returnTo = returnTarget(options.returnUrl) ?? returnTarget(params.get('returnTo')) ?? returnTarget(req.headers.referer);
-    const token = params.get('authToken') ?? '';
-    const claims = verifyJwt(token, jwtKey, now());
-    if (!claims) return sendHtml(res, 401, hostedError('The verification token is missing, invalid or expired.'));
-    const org = state.organizations.find((o) => o.id === claims.org);
-    if (!org || params.get('publicKey') !== org.publicKey)
-      return sendHtml(res, 403, hostedError('The public key does not match this verification.'));
-    const given = params.get('environment') ?? '';
-    if (given !== environment) {
-      // The service spells it `Sandbox`/`Production`; the SDK's `sandbox` is mapped by buildVerificationLink.
-      const fix =
-        given.toLowerCase() === environment.toLowerCase()
-          ? ` The link says "${given}": the service spells it "${environment}" (buildVerificationLink writes it so from the client's "${given.toLowerCase()}").`
-          : '';
-      return sendHtml(res, 403, hostedError(`This link is for another environment (expected ${environment}).${fix}`));
-    }
-    const finalKyb = (s: string) => s === 'COMPLETED' || s === 'REJECTED';
-    if (isPost) {
-      const decision = params.get('decision');
-      if (decision !== 'approve' && decision !== 'reject' && decision !== 'review')
-        return sendHtml(res, 400, hostedError('Unknown decision.'));
-      if (claims.kind === 'kyb') {
-        const current = state.findCase(claims.sub, org.id).details.status;
-        if (!finalKyb(current)) {
-          const entered = (name: string) => params.get(name) || undefined;
-          state.submitCase(
-            claims.sub,
-            {
-              businessName: entered('businessName'),
-              registrationNumber: entered('registrationNumber'),
-              website: entered('website'),
-              ownerName: entered('ownerName'),
-              // A rejection has its reason in the data, as a reviewer's would: an AML hit.
-              outcome: decision === 'reject' ? 'flagged' : 'clear',
-            },
-            org.id,
-          );
-          state.setCaseStatus(claims.sub, decision === 'approve' ? 'COMPLETED' : decision === 'reject' ? 'REJECTED' : 'IN_REVIEW', org.id);
-        }
-      } else {
-        state.setSessionStatus(
-          claims.sub,
-          decision === 'approve' ? kycStatuses.approved : decision === 'reject' ? kycStatuses.rejected : kycStatuses.review,
-          org.id,
-          decision === 'reject' ? { reason: 'The identity document has expired' } : {},
-        );
-      }
-      // Back to the page (303: the browser follows with GET), which now shows the outcome.
-      const query = { authToken: token, publicKey: org.publicKey, environment, ...(returnTo ? { returnTo } : {}) };
-      res.writeHead(303, { location: `/hosted/?${new URLSearchParams(query)}`, 'cache-control': 'no-store' });
-      res.end();
-      return;
-    }
-    let status: string;
-    if (claims.kind === 'kyb') {
-      const details = state.findCase(claims.sub, org.id).details;
-      // Opening the portal starts the case, as the business starting the flow would.
-      status = details.status === 'NOT_STARTED' ? state.setCaseStatus(claims.sub, 'IN_PROGRESS', org.id).status : details.status;
-    } else {
-      const session = state.getSession(org.id, claims.sub);
-      if (!session) return sendHtml(res, 404, hostedError('No such session.'));
-      status = session.result.status;
-    }
-    const done = claims.kind === 'kyb' ? finalKyb(status) || status === 'IN_REVIEW' : status !== kycStatuses.initial;
-    sendHtml(
-      res,
-      200,
-      hostedPage({
-        kind: claims.kind,
-        refId: claims.sub,
-        status,
-        token,
-        publicKey: org.publicKey,
-        environment,
-        actionPath: '/hosted/decision',
-        done,
-        returnTo,
-        prefill: claims.kind === 'kyb' ? state.prefillFor(org.id, claims.sub) : {},
-      }),
-    );
-  }
+  const hosted = hostedRoute({ state, jwtKey, environment, returnUrl, origin: () => origin });
+  const reviewer = reviewerConsole(state, dispatcher);
 
   /** Routes one request; everything that can throw, parsing the target included, runs inside the promise. */
-  async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  async function route(req: IncomingMessage, res: ServerResponse, at: number): Promise<void> {
     const target = req.url ?? '/';
     const rawPath = target.split('?')[0] ?? '/';
     let url: URL;
@@ -484,11 +440,13 @@ export async function createFakeService(options: FakeServiceOptions = {}): Promi
       throw new HttpError(400, 'Malformed request target');
     }
     if (rawPath === '/hosted' || rawPath.startsWith('/hosted/')) return hosted(req, res, url);
-    return api(req, res, url, rawPath);
+    if (rawPath === REVIEWER_PATH || rawPath.startsWith(`${REVIEWER_PATH}/`)) return reviewer(req, res, url);
+    return api(req, res, url, rawPath, at);
   }
 
   const sockets = new Set<Socket>();
   const server = createServer((req, res) => {
+    const at = Date.now();
     if (options.onRequest !== undefined) {
       const onRequest = options.onRequest;
       const started = performance.now();
@@ -501,9 +459,9 @@ export async function createFakeService(options: FakeServiceOptions = {}): Promi
         }),
       );
     }
-    route(req, res).catch((error: unknown) => {
+    route(req, res, at).catch((error: unknown) => {
       if (res.headersSent || res.destroyed) return;
-      if (error instanceof HttpError) sendJson(res, error.status, { statusCode: error.status, message: error.message });
+      if (error instanceof HttpError) sendJson(res, error.status, { statusCode: error.status, message: error.message }, error.headers);
       else sendJson(res, 500, { statusCode: 500, message: error instanceof Error ? error.message : 'Internal error' });
     });
   });
@@ -535,7 +493,12 @@ export async function createFakeService(options: FakeServiceOptions = {}): Promi
   return {
     baseUrl: origin,
     webUrl,
-    credentials: { apiKey: first.apiKey, publicKey: first.publicKey, webhookSecret: first.webhookSecret },
+    credentials: {
+      apiKey: first.apiKey,
+      publicKey: first.publicKey,
+      webhookSecret: first.webhookSecret,
+      reviewerToken: first.reviewerToken,
+    },
     environment,
     clientOptions: {
       apiKey: first.apiKey,
@@ -552,14 +515,18 @@ export async function createFakeService(options: FakeServiceOptions = {}): Promi
       submit: (refId, input, o) => state.submitCase(refId, input, orgOf(o)),
       prefill: (refId, values, o) => state.prefill(orgOf(o), refId, values),
       reopen: (refId, stepIds, reason, o) => state.reopenCase(refId, stepIds, reason, orgOf(o)),
+      decide: (refId, status, o) => {
+        if (status !== 'COMPLETED' && status !== 'REJECTED')
+          throw new InvalidArgumentError(`fake service: a KYB decision is "COMPLETED" or "REJECTED", not ${JSON.stringify(status)}`);
+        return state.decideCase(refId, status, o?.reason, orgOf(o));
+      },
+      history: (refId, o) => state.history('kyb', refId, orgOf(o)),
     },
     kyc: {
-      get: (refId, o) => {
-        const session = state.getSession(orgOf(o), refId);
-        if (!session) throw new Error(`fake service: no KYC session with refId ${JSON.stringify(refId)}`);
-        return session.result;
-      },
+      get: (refId, o) => state.findSession(refId, orgOf(o)).result,
       setStatus: (refId, status, o) => state.setSessionStatus(refId, status, orgOf(o), o?.reason === undefined ? {} : { reason: o.reason }),
+      decide: (refId, status, o) => state.decideSession(refId, status, o?.reason, orgOf(o)),
+      history: (refId, o) => state.history('kyc', refId, orgOf(o)),
     },
     webhooks: {
       addEndpoint: (url, o) => dispatcher.addEndpoint(orgOf(o), url),
@@ -569,8 +536,15 @@ export async function createFakeService(options: FakeServiceOptions = {}): Promi
       settle: (timeoutMs) => dispatcher.settle(timeoutMs),
       rotateSecret: (o) => dispatcher.rotate(orgOf(o)),
       endRotation: (o) => dispatcher.endRotation(orgOf(o)),
+      configure: (behaviour) => dispatcher.configure(behaviour),
+      down: (o) => dispatcher.setDown(orgOf(o), true),
+      up: (o) => dispatcher.setDown(orgOf(o), false),
     },
     faults,
+    requests,
+    maxReadsInWindow: (windowMs = 60_000) => maxReadsInWindow(requests, windowMs),
+    setRateLimit: (limit) => limiter.set(limit),
+    reviewerUrl: `${origin}${REVIEWER_PATH}?token=${encodeURIComponent(first.reviewerToken)}`,
     link: (token) => buildVerificationLink({ webUrl, token, publicKey: first.publicKey, environment }),
     close: () =>
       new Promise<void>((resolve) => {

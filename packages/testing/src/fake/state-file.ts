@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { FakeStateSnapshot } from './state.js';
 
@@ -25,10 +25,16 @@ export function readStateFile(path: string): StateFileContents | undefined {
   return contents;
 }
 
-/** Writes `contents` to `path` whole or not at all (a temporary file renamed over it), so a crash never leaves half a file. */
+/**
+ * Writes `contents` to `path` whole or not at all (a temporary file renamed over it), so a crash never
+ * leaves half a file. The file holds API keys and signing keys: readable by its owner only (0600),
+ * whatever rights an earlier file or a leftover temporary one had.
+ */
 export function writeStateFile(path: string, contents: StateFileContents): void {
   mkdirSync(dirname(path), { recursive: true });
   const temporary = `${path}.${process.pid}.tmp`;
-  writeFileSync(temporary, JSON.stringify(contents));
+  // Created afresh (`wx`), since `mode` applies only to a new file: a leftover temporary file would keep its rights.
+  rmSync(temporary, { force: true });
+  writeFileSync(temporary, JSON.stringify(contents), { mode: 0o600, flag: 'wx' });
   renameSync(temporary, path);
 }

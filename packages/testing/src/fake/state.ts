@@ -1,7 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import type { KybCaseDetails, KybDocumentFile, KybStatus, KycResult, ReopenEntry } from '@verikit/core';
+import {
+  InvalidArgumentError,
+  type KybCaseDetails,
+  type KybDocumentFile,
+  type KybStatus,
+  type KycResult,
+  type ReopenEntry,
+} from '@verikit/core';
 import { amlSummaryFixture, kybCaseDetailsFixture, kybDocumentFileFixture, kybStepsFixture } from '../fixtures.js';
 import { bankStatementPng, pdfDocument } from './documents.js';
+import { type FakeChange, type FakeHistoryEntry, historySince, nextUpdatedAt } from './history.js';
 
 /** Credentials of one organization of the fake service. */
 export interface FakeCredentials {
@@ -11,6 +19,11 @@ export interface FakeCredentials {
   publicKey: string;
   /** Webhook signing secret (`whsec_...`). */
   webhookSecret: string;
+  /**
+   * The reviewer console's secret (`fake.reviewerUrl` carries it once as `?token=`): it acts for the
+   * organization, so it is neither the API key nor anything a hosted page shows.
+   */
+  reviewerToken: string;
 }
 
 /** Options for an organization. */
@@ -36,6 +49,7 @@ export interface FakeFlow {
 interface StoredCase {
   org: string;
   details: KybCaseDetails;
+  history: FakeHistoryEntry[];
 }
 
 interface StoredSession {
@@ -43,6 +57,7 @@ interface StoredSession {
   refId: string;
   flowId: string | undefined;
   result: KycResult;
+  history: FakeHistoryEntry[];
 }
 
 /** The KYC statuses the fake uses; the spec lists none, so each is configurable. */
@@ -71,23 +86,29 @@ export interface KybSubmission {
 /** Values the hosted page starts with for a case (what the app knows of the business), before the business edits them. */
 export type KybPrefill = Pick<KybSubmission, 'businessName' | 'registrationNumber' | 'website' | 'ownerName'>;
 
-/** Everything the fake keeps, as JSON: what `stateFile` holds. */
+/** Everything the fake keeps, as JSON: what `stateFile` holds (a file from before histories and reviewer tokens lacks them). */
 export interface FakeStateSnapshot {
-  organizations: FakeOrganization[];
-  cases: Array<[string, StoredCase]>;
-  sessions: Array<[string, StoredSession]>;
+  organizations: Array<Omit<FakeOrganization, 'reviewerToken'> & { reviewerToken?: string }>;
+  cases: Array<[string, Omit<StoredCase, 'history'> & { history?: FakeHistoryEntry[] }]>;
+  sessions: Array<[string, Omit<StoredSession, 'history'> & { history?: FakeHistoryEntry[] }]>;
   documents: Array<[string, { org: string; file: KybDocumentFile; content: string }]>;
   prefills: Array<[string, KybPrefill]>;
   caseCounter: number;
 }
 
-/** A status change, for webhooks. */
+/** A change of a case or session, for its webhook (every change after the creation sends one). */
 export interface StatusChange {
   org: string;
   kind: 'kyb' | 'kyc';
   refId: string;
   status: string;
   previousStatus: string | null;
+  /** What changed (a submission or a reopen can leave the status as it was). */
+  change: FakeChange;
+  /** The history version this change made. */
+  version: number;
+  /** The `updatedAt` the API answers with from this change on. */
+  updatedAt: string;
 }
 
 const key = (org: string, refId: string) => `${org}\u0000${refId}`;
@@ -145,9 +166,16 @@ export class FakeState {
 
   /** Takes back what {@link snapshot} gave (at start, from `stateFile`). */
   restore(snapshot: FakeStateSnapshot): void {
-    this.organizations.push(...snapshot.organizations);
-    for (const [k, v] of snapshot.cases) this.cases.set(k, v);
-    for (const [k, v] of snapshot.sessions) this.sessions.set(k, v);
+    this.organizations.push(...snapshot.organizations.map((o) => ({ ...o, reviewerToken: o.reviewerToken ?? token('rvw_', 24) })));
+    for (const [k, v] of snapshot.cases) {
+      const { status, updatedAt, createdAt } = v.details;
+      this.cases.set(k, { ...v, history: v.history ?? historySince(status, updatedAt ?? createdAt ?? new Date().toISOString()) });
+    }
+    for (const [k, v] of snapshot.sessions) {
+      const { status, updatedAt, createdAt } = v.result;
+      const since = String(updatedAt ?? createdAt ?? new Date().toISOString());
+      this.sessions.set(k, { ...v, result: { ...v.result, updatedAt: since }, history: v.history ?? historySince(status, since) });
+    }
     for (const [id, doc] of snapshot.documents) this.documents.set(id, { ...doc, content: Buffer.from(doc.content, 'base64') });
     for (const [k, v] of snapshot.prefills) this.prefills.set(k, v);
     this.caseCounter = snapshot.caseCounter;
@@ -170,6 +198,7 @@ export class FakeState {
       apiKey: options.apiKey ?? token('sk_test_'),
       publicKey: options.publicKey ?? token('pk_test_', 12),
       webhookSecret: options.webhookSecret ?? `whsec_${randomBytes(24).toString('base64')}`,
+      reviewerToken: options.reviewerToken ?? token('rvw_', 24),
       kycEnabled: options.kycEnabled ?? true,
     };
     this.organizations.push(org);
@@ -178,7 +207,7 @@ export class FakeState {
   }
 
   byApiKey(apiKey: string | undefined): FakeOrganization | undefined {
-    return apiKey === undefined ? undefined : this.organizations.find((o) => o.apiKey === apiKey);
+    return apiKey === undefined || apiKey === '' ? undefined : this.organizations.find((o) => o.apiKey === apiKey);
   }
 
   isPublicKey(value: string | undefined): boolean {
@@ -193,7 +222,7 @@ export class FakeState {
   createCase(org: string, input: { refId: string; flow: FakeFlow; country?: string; countryState?: string }): KybCaseDetails {
     const existing = this.cases.get(key(org, input.refId));
     if (existing) return existing.details;
-    const now = new Date().toISOString();
+    const now = nextUpdatedAt([]);
     const details: KybCaseDetails = {
       ...kybCaseDetailsFixture({ status: 'NOT_STARTED', businessName: null }),
       id: `kyb_${++this.caseCounter}_${randomBytes(4).toString('hex')}`,
@@ -202,7 +231,7 @@ export class FakeState {
       createdAt: now,
       updatedAt: now,
     };
-    this.cases.set(key(org, input.refId), { org, details });
+    this.cases.set(key(org, input.refId), { org, details, history: historySince(details.status, now) });
     this.onSave();
     return details;
   }
@@ -214,23 +243,88 @@ export class FakeState {
   /** Case lookup for control calls, which may omit the organization when there is one match. */
   findCase(refId: string, org?: string): StoredCase {
     const found = org !== undefined ? this.cases.get(key(org, refId)) : [...this.cases.values()].find((c) => c.details.refId === refId);
-    if (!found) throw new Error(`fake service: no KYB case with refId ${JSON.stringify(refId)}`);
+    if (!found) throw new InvalidArgumentError(`fake service: no KYB case with refId ${JSON.stringify(refId)}`);
     return found;
   }
 
+  /** Every version of a case or session, oldest first (a copy). */
+  history(kind: 'kyb' | 'kyc', refId: string, org?: string): FakeHistoryEntry[] {
+    const { history } = kind === 'kyb' ? this.findCase(refId, org) : this.findSession(refId, org);
+    return history.map((entry) => ({ ...entry }));
+  }
+
+  /** The cases and sessions of an organization, oldest first, for the reviewer console. */
+  itemsOf(org: string): { cases: StoredCase[]; sessions: StoredSession[] } {
+    return {
+      cases: [...this.cases.values()].filter((c) => c.org === org),
+      sessions: [...this.sessions.values()].filter((s) => s.org === org),
+    };
+  }
+
+  /** Whether a KYC status is one of the two decisions (approved, rejected). */
+  isFinalKyc(status: string): boolean {
+    return status === this.kycStatuses.approved || status === this.kycStatuses.rejected;
+  }
+
+  /**
+   * Records one change already applied to `item` (its new state carries `updatedAt`): a history
+   * version, the state file, and the webhook.
+   */
+  private record(
+    item: StoredCase | StoredSession,
+    kind: 'kyb' | 'kyc',
+    refId: string,
+    entry: Omit<FakeHistoryEntry, 'version'>,
+    previousStatus: string,
+  ): void {
+    const version = item.history.length + 1;
+    item.history.push({ version, ...entry });
+    this.onSave();
+    this.onChange({
+      org: item.org,
+      kind,
+      refId,
+      status: entry.status,
+      previousStatus,
+      change: entry.change,
+      version,
+      updatedAt: entry.updatedAt,
+    });
+  }
+
+  /** Moves a case to `status` (nothing when it is there already). */
   setCaseStatus(refId: string, status: KybStatus, org?: string): KybCaseDetails {
     const stored = this.findCase(refId, org);
     const previous = stored.details.status;
     if (previous === status) return stored.details;
-    stored.details = { ...stored.details, status, updatedAt: new Date().toISOString() };
-    this.onSave();
-    this.onChange({ org: stored.org, kind: 'kyb', refId, status, previousStatus: previous });
+    const updatedAt = nextUpdatedAt(stored.history);
+    stored.details = { ...stored.details, status, updatedAt };
+    this.record(stored, 'kyb', refId, { status, updatedAt, change: 'status' }, previous);
     return stored.details;
   }
 
-  /** Fills the case as the hosted portal would: form values, real document files, AML screening, website analysis. */
-  submitCase(refId: string, input: KybSubmission = {}, org?: string): KybCaseDetails {
+  /**
+   * A reviewer's decision, from any state: `decided`, or `overturned` when it replaces a final one.
+   * The reason is kept in the history only: the details payload carries no reviewer notes (spec 2.10).
+   */
+  decideCase(refId: string, status: 'COMPLETED' | 'REJECTED', reason: string | undefined, org?: string): KybCaseDetails {
     const stored = this.findCase(refId, org);
+    const previous = stored.details.status;
+    if (previous === status) return stored.details;
+    const updatedAt = nextUpdatedAt(stored.history);
+    stored.details = { ...stored.details, status, updatedAt };
+    const change = previous === 'COMPLETED' || previous === 'REJECTED' ? 'overturned' : 'decided';
+    this.record(stored, 'kyb', refId, { status, updatedAt, change, ...(reason ? { reason } : {}) }, previous);
+    return stored.details;
+  }
+
+  /**
+   * Fills the case as the hosted portal would: form values, real document files, AML screening,
+   * website analysis; with `status`, the outcome the submission led to, in the same change.
+   */
+  submitCase(refId: string, input: KybSubmission = {}, org?: string, status?: KybStatus): KybCaseDetails {
+    const stored = this.findCase(refId, org);
+    const previous = stored.details.status;
     const businessName = input.businessName?.trim() || 'Acme Trading Ltd';
     const registrationNumber = input.registrationNumber?.trim() || '09876543';
     const ownerName = input.ownerName?.trim() || 'Jane Doe';
@@ -239,7 +333,7 @@ export class FakeState {
     const holding = `${businessName.replace(/\s+(Ltd|Limited|Inc|LLC|GmbH|Corporation|Corp)\.?$/i, '')} Holdings Ltd`;
     const flagged = input.outcome === 'flagged';
     const suffix = stored.details.id;
-    const now = new Date().toISOString();
+    const now = nextUpdatedAt(stored.history);
     const certificate = pdfDocument('Certificate of incorporation', [
       `Company name: ${businessName}`,
       `Company number: ${registrationNumber}`,
@@ -297,26 +391,30 @@ export class FakeState {
             refId: `aml_${suffix}_owner`,
             name: ownerName,
             businessName,
-            businessRole: 'ubo',
+            // Spec 2.7 allows `primary` or `related`: the owner is screened among the related parties.
+            businessRole: 'related',
             caseType: 'PERSON',
             createdAt: now,
           }),
         ],
       },
       websiteAnalysis: { domain, status: 'COMPLETED', initiatedAt: now, completedAt: now, data: { sslValid: true } },
+      status: status ?? previous,
       updatedAt: now,
     };
-    this.onSave();
+    this.record(stored, 'kyb', refId, { status: stored.details.status, updatedAt: now, change: 'submitted' }, previous);
     return stored.details;
   }
 
+  /** Reopens steps: one change that records the reopen and moves the case back to IN_PROGRESS (the spec does not show the state after a reopen). */
   reopenCase(refId: string, stepIds: string[], reason?: string, org?: string): KybCaseDetails {
     const stored = this.findCase(refId, org);
-    const entry: ReopenEntry = { stepIds, reopenedAt: new Date().toISOString(), ...(reason ? { reason } : {}) };
-    stored.details = { ...stored.details, reopenHistory: [...stored.details.reopenHistory, entry] };
-    this.onSave();
-    // The spec does not show the state after a reopen; this fake moves the case back to IN_PROGRESS.
-    return this.setCaseStatus(refId, 'IN_PROGRESS', stored.org);
+    const previous = stored.details.status;
+    const updatedAt = nextUpdatedAt(stored.history);
+    const entry: ReopenEntry = { stepIds, reopenedAt: updatedAt, ...(reason ? { reason } : {}) };
+    stored.details = { ...stored.details, status: 'IN_PROGRESS', reopenHistory: [...stored.details.reopenHistory, entry], updatedAt };
+    this.record(stored, 'kyb', refId, { status: 'IN_PROGRESS', updatedAt, change: 'reopened', ...(reason ? { reason } : {}) }, previous);
+    return stored.details;
   }
 
   document(org: string, id: string) {
@@ -331,11 +429,14 @@ export class FakeState {
   createSession(org: string, refId: string, flowId: string | undefined): StoredSession {
     const existing = this.sessions.get(key(org, refId));
     if (existing) return existing;
+    const now = nextUpdatedAt([]);
+    const status = this.kycStatuses.initial;
     const session: StoredSession = {
       org,
       refId,
       flowId,
-      result: { refId, status: this.kycStatuses.initial, createdAt: new Date().toISOString() },
+      result: { refId, status, createdAt: now, updatedAt: now },
+      history: historySince(status, now),
     };
     this.sessions.set(key(org, refId), session);
     this.onSave();
@@ -346,15 +447,50 @@ export class FakeState {
     return this.sessions.get(key(org, refId));
   }
 
-  /** Moves a session to `status`; `details` are further result fields (the fake's `reason` for a rejection). */
-  setSessionStatus(refId: string, status: string, org?: string, details: Record<string, unknown> = {}): KycResult {
-    const session = org !== undefined ? this.sessions.get(key(org, refId)) : [...this.sessions.values()].find((s) => s.refId === refId);
-    if (!session) throw new Error(`fake service: no KYC session with refId ${JSON.stringify(refId)}`);
+  /** Session lookup for control calls, which may omit the organization when there is one match. */
+  findSession(refId: string, org?: string): StoredSession {
+    const found = org !== undefined ? this.sessions.get(key(org, refId)) : [...this.sessions.values()].find((s) => s.refId === refId);
+    if (!found) throw new InvalidArgumentError(`fake service: no KYC session with refId ${JSON.stringify(refId)}`);
+    return found;
+  }
+
+  /**
+   * Moves a session to `status` (nothing when it is there already); `details` are further result
+   * fields (the fake's `reason` for a rejection); `change` says whose doing it was.
+   */
+  setSessionStatus(
+    refId: string,
+    status: string,
+    org?: string,
+    details: Record<string, unknown> = {},
+    change: 'status' | 'submitted' = 'status',
+  ): KycResult {
+    const session = this.findSession(refId, org);
     const previous = session.result.status;
     if (previous === status) return session.result;
-    session.result = { ...session.result, ...details, status, updatedAt: new Date().toISOString() };
-    this.onSave();
-    this.onChange({ org: session.org, kind: 'kyc', refId, status, previousStatus: previous });
+    const updatedAt = nextUpdatedAt(session.history);
+    session.result = { ...session.result, ...details, status, updatedAt };
+    this.record(session, 'kyc', refId, { status, updatedAt, change }, previous);
+    return session.result;
+  }
+
+  /**
+   * A reviewer's decision, from any state: `decided`, or `overturned` when it replaces a final one.
+   * `reason` becomes the result's `reason`; an earlier one goes (an approval carries none).
+   */
+  decideSession(refId: string, status: string, reason: string | undefined, org?: string): KycResult {
+    if (!this.isFinalKyc(status))
+      throw new InvalidArgumentError(
+        `fake service: a KYC decision is ${JSON.stringify(this.kycStatuses.approved)} or ${JSON.stringify(this.kycStatuses.rejected)}, not ${JSON.stringify(status)}`,
+      );
+    const session = this.findSession(refId, org);
+    const { reason: earlier, ...rest } = session.result;
+    const previous = rest.status;
+    if (previous === status && earlier === reason) return session.result;
+    const updatedAt = nextUpdatedAt(session.history);
+    session.result = { ...rest, status, updatedAt, ...(reason ? { reason } : {}) };
+    const change = this.isFinalKyc(previous) ? 'overturned' : 'decided';
+    this.record(session, 'kyc', refId, { status, updatedAt, change, ...(reason ? { reason } : {}) }, previous);
     return session.result;
   }
 }
