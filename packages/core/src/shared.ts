@@ -10,6 +10,7 @@ export type {
   VerikitClient,
 } from './client/client.js';
 export type { DocumentDownload } from './client/download.js';
+export type { WritableLike, WriteOutcome } from './client/write-to.js';
 export {
   AbortedError,
   ApiError,
