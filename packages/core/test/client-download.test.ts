@@ -49,10 +49,14 @@ function storage(transfers: Transfer[], size: number, failAfter?: number) {
   };
 }
 
-/** A server whose one route downloads the document and `writeTo`s its response, keeping each outcome. */
-async function relayServer(download: () => Promise<DocumentDownload>) {
+/**
+ * A server whose one route downloads the document and `writeTo`s its response, keeping each outcome;
+ * given `gone`, it aborts it when the response closes, as a route that passes a signal does.
+ */
+async function relayServer(download: () => Promise<DocumentDownload>, gone?: AbortController) {
   const outcomes: Array<WriteOutcome | Error> = [];
   const server: Server = createServer((_req, res) => {
+    res.once('close', () => gone?.abort());
     download()
       .then((d) => {
         res.writeHead(200, { 'content-type': d.contentType ?? 'application/octet-stream' });
@@ -140,6 +144,21 @@ describe.each([
     try {
       const answer = await request(relay.url);
       for await (const _chunk of answer.body) break; // one chunk, then the socket is destroyed
+      await expect.poll(() => transfers[0]?.state, { timeout: 10_000 }).toBe('cut');
+      await expect.poll(() => relay.outcomes.length).toBe(1);
+      expect(relay.outcomes[0]).toMatchObject({ outcome: 'destination-closed' });
+    } finally {
+      await relay.close();
+    }
+  });
+
+  it('writeTo with a signal aborted as the destination closes (the way a route passes one) still cancels the transfer', async () => {
+    serve();
+    const gone = new AbortController();
+    const relay = await relayServer(() => client.kyb.downloadDocument(file(), { signal: gone.signal }), gone);
+    try {
+      const answer = await request(relay.url);
+      answer.body.on('error', () => {}).destroy();
       await expect.poll(() => transfers[0]?.state, { timeout: 10_000 }).toBe('cut');
       await expect.poll(() => relay.outcomes.length).toBe(1);
       expect(relay.outcomes[0]).toMatchObject({ outcome: 'destination-closed' });

@@ -86,12 +86,45 @@ export async function openSignedUrl(
   }
 }
 
-/** The body, cancelled (and erroring with the abort reason) when `signal` aborts: the signal covers the transfer, not only the headers. */
+/**
+ * The body, cancelled (and erroring with the abort reason) when `signal` aborts: the signal covers
+ * the transfer, not only the headers. Not `pipeTo(..., { signal })`: its abort waits for the write
+ * in flight, which never settles while nobody reads, so the transfer it should cancel stays open.
+ */
 function cancelledBy(body: ReadableStream<Uint8Array>, signal: AbortSignal): ReadableStream<Uint8Array> {
-  const relay = new TransformStream<Uint8Array, Uint8Array>();
-  // Errors surface to the reader of the relay; the pipe's own promise has nothing to add.
-  body.pipeTo(relay.writable, { signal }).catch(() => {});
-  return relay.readable;
+  const reader = body.getReader();
+  let onAbort = (): void => {};
+  const stop = (): void => signal.removeEventListener('abort', onAbort);
+  return new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        onAbort = () => {
+          controller.error(signal.reason);
+          reader.cancel(signal.reason).catch(() => {});
+        };
+        if (signal.aborted) onAbort();
+        else signal.addEventListener('abort', onAbort, { once: true });
+      },
+      async pull(controller) {
+        try {
+          const { done, value } = await reader.read();
+          if (signal.aborted) return;
+          if (done) {
+            stop();
+            controller.close();
+          } else controller.enqueue(value);
+        } catch (error) {
+          stop();
+          throw error;
+        }
+      },
+      cancel(reason) {
+        stop();
+        return reader.cancel(reason);
+      },
+    },
+    { highWaterMark: 0 },
+  );
 }
 
 function parsedOrText(bytes: Uint8Array): unknown {
