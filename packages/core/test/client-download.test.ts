@@ -138,27 +138,16 @@ describe.each([
     }
   });
 
-  it('writeTo: a destination that closes first (the visitor went away) cancels the transfer at once', async () => {
+  it.each([
+    ['without a signal', false],
+    ['with a signal aborted as it closes (the way a route passes one)', true],
+  ])('writeTo %s: a destination that closes first (the visitor went away) cancels the transfer at once', async (_how, withSignal) => {
     serve();
-    const relay = await relayServer(() => client.kyb.downloadDocument(file()));
+    const gone = withSignal ? new AbortController() : undefined;
+    const relay = await relayServer(() => client.kyb.downloadDocument(file(), gone ? { signal: gone.signal } : {}), gone);
     try {
       const answer = await request(relay.url);
-      for await (const _chunk of answer.body) break; // one chunk, then the socket is destroyed
-      await expect.poll(() => transfers[0]?.state, { timeout: 10_000 }).toBe('cut');
-      await expect.poll(() => relay.outcomes.length).toBe(1);
-      expect(relay.outcomes[0]).toMatchObject({ outcome: 'destination-closed' });
-    } finally {
-      await relay.close();
-    }
-  });
-
-  it('writeTo with a signal aborted as the destination closes (the way a route passes one) still cancels the transfer', async () => {
-    serve();
-    const gone = new AbortController();
-    const relay = await relayServer(() => client.kyb.downloadDocument(file(), { signal: gone.signal }), gone);
-    try {
-      const answer = await request(relay.url);
-      answer.body.on('error', () => {}).destroy();
+      answer.body.on('error', () => {}).destroy(); // the headers, then the socket is gone
       await expect.poll(() => transfers[0]?.state, { timeout: 10_000 }).toBe('cut');
       await expect.poll(() => relay.outcomes.length).toBe(1);
       expect(relay.outcomes[0]).toMatchObject({ outcome: 'destination-closed' });
