@@ -1,11 +1,15 @@
-import { randomBytes } from 'node:crypto';
-import { Readable } from 'node:stream';
-import { collectDocumentFiles, type InboxWorker, type KybDocumentStep, type VerikitClient } from '@verikit/core';
+import type { InboxWorker, VerikitClient } from '@verikit/core';
 import { verikitRouter } from '@verikit/express';
 import type { PostgresInbox } from '@verikit/postgres';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import type { Account, Database } from './db.js';
+import { refuseCrossSite } from './cross-site.js';
+import type { Account, Database, SessionLifetime } from './db.js';
+import { documentRoute } from './documents.js';
+import { DownloadLimit } from './download-limit.js';
+import { inviteErrorPages } from './invite-pages.js';
+import { operatorRoutes } from './operator.js';
 import { dashboardPage, errorPage, FAVICON_SVG, signInPage } from './pages.js';
+import { SessionCookie, signOutRoute } from './session-cookie.js';
 
 /** What the example app is built from. */
 export interface AppDeps {
@@ -16,40 +20,65 @@ export interface AppDeps {
   worker: InboxWorker;
   db: Database;
   mode: string;
+  /** How long sessions live on the server (and their cookies in the browser). */
+  sessions: SessionLifetime;
+  /** `VERIKIT_EXAMPLE_OPERATOR_SECRET`: the operator panel's sign-in; without it the panel is off. */
+  operatorSecret: string | undefined;
+  /** Express's `trust proxy` (`VERIKIT_EXAMPLE_TRUST_PROXY`), behind a proxy that ends TLS: then cookies are Secure. */
+  trustProxy: string | number | undefined;
   /** Told when someone signs in: the embedded fake uses it to prefill its hosted page with what the app knows. */
   onSignIn?: (account: Account) => void;
 }
 
-const COOKIE = 'verikit_example_session';
+/** Longest name or business name accepted at sign-in (the form's maxlength, in UTF-16 units as browsers count). */
+const MAX_NAME = 100;
+/** Downloads one person may have running at once. */
+const DOWNLOADS_PER_PERSON = 4;
 
-function sessionId(req: Request): string | undefined {
-  const cookie = req.headers.cookie ?? '';
-  for (const part of cookie.split(';')) {
-    const [name, ...value] = part.trim().split('=');
-    if (name === COOKIE) return value.join('=');
-  }
-  return undefined;
-}
-
-/** The example: sign-in stand-in, dashboard, documents, operations, and verikit's routes under /verikit. */
-export function createApp({ client, webhookSecret, inbox, worker, db, mode, onSignIn }: AppDeps): express.Express {
+/** The example: sign-in stand-in, dashboard, documents, the operator panel, and verikit's routes under /verikit. */
+export function createApp(deps: AppDeps): express.Express {
+  const { client, webhookSecret, inbox, worker, db, mode, sessions, onSignIn } = deps;
   const app = express();
+  if (deps.trustProxy !== undefined) app.set('trust proxy', deps.trustProxy);
+  const people = new SessionCookie('verikit_example_session', sessions.maxAgeMs);
   // Express 5 passes a rejected promise to the error handler; each route reads its account once.
-  const account = (req: Request): Promise<Account | undefined> => db.accountFor(sessionId(req));
+  const account = async (req: Request): Promise<Account | undefined> => {
+    const session = await db.session(people.read(req));
+    return session?.role === 'user' ? session.account : undefined;
+  };
   const page = (res: Response, status: number, title: string, message: string) =>
     res
       .status(status)
       .set('cache-control', 'no-store')
       .type('html')
       .send(errorPage(mode, status, title, message));
+  const signInAgain = (res: Response, status: number, problem: string) =>
+    res.status(status).set('cache-control', 'no-store').type('html').send(signInPage(mode, problem));
 
-  // verikit first: its webhook route reads the raw bytes before any body parser. Inbox mode: the
-  // route stores each verified delivery once and answers 204; the worker runs onEvent.
+  // The webhook route first: a server calls it, its signature authenticates it, and it reads the raw
+  // bytes before any body parser. Inbox mode: it stores each verified delivery once and answers 204.
+  app.use('/verikit', verikitRouter({ client, webhook: { secret: webhookSecret, inbox } }));
+
+  // From here on, a request that changes state must come from this app's own pages.
+  app.use(
+    refuseCrossSite((_req, res) =>
+      page(res, 403, 'Refused: sent from another site', 'This request came from another site, not from this app’s own pages.'),
+    ),
+  );
+
+  // verikit's invite routes; a person who pressed "Verify" gets a page, not their JSON error.
+  app.use(
+    '/verikit/invite',
+    inviteErrorPages((res, status, message) =>
+      status === 401
+        ? signInAgain(res, 401, 'You are signed out (perhaps in another tab): sign in again to start a verification.')
+        : page(res, status, 'The verification could not start', message),
+    ),
+  );
   app.use(
     '/verikit',
     verikitRouter({
       client,
-      webhook: { secret: webhookSecret, inbox },
       invite: {
         kyb: {
           resolveBusiness: async (req) => {
@@ -78,34 +107,34 @@ export function createApp({ client, webhookSecret, inbox, worker, db, mode, onSi
   });
 
   app.post('/signin', async (req, res) => {
-    const name = String(req.body?.name ?? '').trim();
-    const business = String(req.body?.business ?? '').trim();
-    if (!name || !business) return res.status(400).type('html').send(signInPage(mode, 'Enter your name and your business.'));
-    const id = randomBytes(24).toString('base64url');
-    const who = await db.signIn(name.slice(0, 100), business.slice(0, 100), id);
+    // Exactly as typed (canonical Unicode form, no outer spaces): the account is these two names, nothing lossier.
+    const name = String(req.body?.name ?? '')
+      .normalize('NFC')
+      .trim();
+    const business = String(req.body?.business ?? '')
+      .normalize('NFC')
+      .trim();
+    if (!name || !business) return signInAgain(res, 400, 'Enter your name and your business.');
+    if (name.length > MAX_NAME || business.length > MAX_NAME)
+      return signInAgain(res, 400, `Names are at most ${MAX_NAME} characters long.`);
+    const who = await db.signIn(name, business, people.issue(req, res));
     onSignIn?.(who);
-    res.cookie(COOKIE, id, { httpOnly: true, sameSite: 'lax', path: '/' }).redirect(303, '/dashboard');
+    res.redirect(303, '/dashboard');
   });
 
-  app.post('/signout', async (req, res) => {
-    const id = sessionId(req);
-    if (id) await db.signOut(id);
-    res.clearCookie(COOKIE, { path: '/' }).redirect(303, '/');
-  });
+  app.post(
+    '/signout',
+    signOutRoute(people, (id) => db.signOut(id), '/'),
+  );
 
   app.get('/dashboard', async (req, res) => {
     const who = await account(req);
     if (!who) return res.redirect(303, '/');
-    const [kyc, kyb, deadLetters, stamp] = await Promise.all([
-      db.kyc(who.userRefId),
-      db.kyb(who.businessRefId),
-      worker.deadLetters({ limit: 20 }),
-      db.stamp(who),
-    ]);
+    const [kyc, kyb, stamp] = await Promise.all([db.kyc(who.userRefId), db.kyb(who.businessRefId), db.stamp(who)]);
     res
       .set('cache-control', 'no-store')
       .type('html')
-      .send(dashboardPage({ mode, account: who, kyc, kyb, deadLetters, stamp }));
+      .send(dashboardPage({ mode, account: who, kyc, kyb, stamp }));
   });
 
   // This user's change marker only: one user's webhook never reloads another user's dashboard.
@@ -118,38 +147,19 @@ export function createApp({ client, webhookSecret, inbox, worker, db, mode, onSi
       .send(await db.stamp(who));
   });
 
-  app.post('/operations/dead-letters/:id/replay', async (req, res) => {
-    if (!(await account(req))) return res.redirect(303, '/');
-    const replayed = await worker.replay(req.params.id);
-    if (!replayed) return page(res, 404, 'Nothing to replay', `No failed delivery ${req.params.id} is waiting.`);
-    res.redirect(303, '/dashboard');
-  });
+  app.get('/documents/:id', documentRoute({ client, db, account, page, limit: new DownloadLimit(DOWNLOADS_PER_PERSON) }));
 
-  // Documents of the signed-in business only, streamed through a fresh signed URL: shown in the
-  // browser (a PDF opens in its viewer), or downloaded with ?download=1.
-  app.get('/documents/:id', async (req, res, next) => {
-    const who = await account(req);
-    if (!who) return page(res, 401, 'Sign in first', 'Documents are shown to the business they belong to.');
-    const details = (await db.kyb(who.businessRefId))?.details;
-    const file = details?.steps
-      .filter((s): s is KybDocumentStep => s.type === 'document')
-      .flatMap((s) => collectDocumentFiles(s))
-      .find((f) => f.id === req.params.id);
-    if (!file) return page(res, 404, 'No such document', 'This business has no document with that id.');
-    try {
-      const download = await client.kyb.downloadDocument(file);
-      const disposition = req.query.download === undefined ? 'inline' : 'attachment';
-      res.set({
-        'content-type': download.contentType ?? file.mimeType,
-        'content-disposition': `${disposition}; filename="${file.originalName.replace(/["\\\r\n]/g, '')}"`,
-        'cache-control': 'no-store',
-        'x-content-type-options': 'nosniff',
-      });
-      Readable.fromWeb(download.body as import('node:stream/web').ReadableStream<Uint8Array>).pipe(res);
-    } catch (error) {
-      next(error);
-    }
-  });
+  app.use(
+    '/operations',
+    operatorRoutes({
+      secret: deps.operatorSecret,
+      db,
+      worker,
+      cookie: new SessionCookie('verikit_example_operator', sessions.maxAgeMs),
+      mode,
+      page,
+    }),
+  );
 
   app.use((_req, res) => page(res, 404, 'Page not found', 'There is nothing at this address.'));
   app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {

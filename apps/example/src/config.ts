@@ -31,3 +31,25 @@ export function readMode(env: Record<string, string | undefined>): Mode {
     throw error;
   }
 }
+
+/** The example's own settings from the environment, beside the mode. */
+export interface Settings {
+  /** `VERIKIT_EXAMPLE_OPERATOR_SECRET`: the operator panel's sign-in (the panel is off without it). */
+  operatorSecret: string | undefined;
+  /** `VERIKIT_EXAMPLE_TRUST_PROXY`: Express's `trust proxy` (a hop count, or addresses such as `loopback`). */
+  trustProxy: string | number | undefined;
+}
+
+const OPERATOR_SECRET = 'VERIKIT_EXAMPLE_OPERATOR_SECRET';
+const MIN_OPERATOR_SECRET = 16;
+
+/** Reads {@link Settings}; a secret too short to resist guessing is refused at start. */
+export function readSettings(env: Record<string, string | undefined>): Settings {
+  const secret = env[OPERATOR_SECRET] || undefined;
+  if (secret !== undefined && secret.length < MIN_OPERATOR_SECRET)
+    throw new ExampleConfigError(
+      `${OPERATOR_SECRET} must be at least ${MIN_OPERATOR_SECRET} characters long (for example: openssl rand -base64 24)`,
+    );
+  const trust = env.VERIKIT_EXAMPLE_TRUST_PROXY || undefined;
+  return { operatorSecret: secret, trustProxy: trust !== undefined && /^\d+$/.test(trust) ? Number(trust) : trust };
+}

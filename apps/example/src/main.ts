@@ -13,6 +13,11 @@ try {
       : `verikit example running against the real service from VERIKIT_*:\n  ${example.url}`,
   );
   console.log(`  data: ${example.storage} (kept across restarts)`);
+  console.log(
+    example.operatorPanel === 'on'
+      ? `  operator panel: ${example.url}/operations (sign in with VERIKIT_EXAMPLE_OPERATOR_SECRET)`
+      : '  operator panel: off (set VERIKIT_EXAMPLE_OPERATOR_SECRET, 16 characters or more, to turn it on)',
+  );
   const stop = () => {
     example.close().then(() => process.exit(0));
   };

@@ -1,6 +1,14 @@
 import { type AmlSummary, collectDocumentFiles, type DeadLetter, isFinal, type KybCaseDetails, type KybStep } from '@verikit/core';
 import type { Account, KybState, KycState } from './db.js';
 
+/**
+ * JSON for inside an inline `<script>`: `JSON.stringify` leaves `</script>` (and `<!--`) as they
+ * are, so a value carrying one would end the script and start markup; escaped as `\u003c` it is
+ * the same string to JavaScript and nothing to the HTML parser.
+ */
+export const scriptJson = (value: unknown): string =>
+  JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+
 const esc = (value: unknown): string =>
   String(value ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
 
@@ -25,9 +33,13 @@ section{border:1px solid #dde;border-radius:.6rem;padding:.5rem 1.2rem 1rem;marg
 .reason{border-left:4px solid #c4372e;background:#fff6f5;padding:.4rem .8rem;margin:.6rem 0}
 table{border-collapse:collapse;width:100%}td,th{text-align:left;padding:.3rem .5rem;border-bottom:1px solid #eef;vertical-align:top}
 th{font-weight:600;color:#445}dl{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem}dt{color:#556}dd{margin:0}
-button{font:inherit;padding:.45rem 1rem;cursor:pointer;border-radius:.4rem;border:1px solid #2d5bd7;background:#2d5bd7;color:#fff}
+button{font:inherit;white-space:nowrap;padding:.45rem 1rem;cursor:pointer;border-radius:.4rem;border:1px solid #2d5bd7;background:#2d5bd7;color:#fff}
 button.quiet{background:#fff;color:#2d5bd7}small,.muted{color:#667}input{font:inherit;padding:.35rem;border:1px solid #bbc;border-radius:.3rem}
-.hit{color:#a5231b;font-weight:600}.who{display:flex;align-items:center;gap:.5rem;flex-wrap:wrap}.who form{margin-left:auto}`;
+.hit{color:#a5231b;font-weight:600}.who{display:flex;align-items:center;gap:.5rem;flex-wrap:wrap}.who form{margin-left:auto}
+td,dd{overflow-wrap:anywhere}
+@media (max-width:40rem){table.stack thead{display:none}table.stack,table.stack tbody,table.stack tr,table.stack td{display:block}
+table.stack tr{border-bottom:1px solid #dde;padding:.3rem 0}table.stack td{border:0;padding:.1rem 0}
+table.stack td::before{content:attr(data-label) ": ";font-weight:600;color:#445}}`;
 
 function layout(title: string, mode: string, body: string, script = ''): string {
   return `<!doctype html>
@@ -51,8 +63,8 @@ export function signInPage(mode: string, problem?: string): string {
 <p>A stand-in for your own login: who is the person, and which business do they act for?</p>
 ${problem ? `<p class="reason" role="alert">${esc(problem)}</p>` : ''}
 <form method="post" action="/signin">
-<p><label>Your name <input name="name" value="Jane Doe" required></label></p>
-<p><label>Business <input name="business" value="Acme Trading Ltd" required></label></p>
+<p><label>Your name <input name="name" value="Jane Doe" maxlength="100" required></label></p>
+<p><label>Business <input name="business" value="Acme Trading Ltd" maxlength="100" required></label></p>
 <p><button type="submit">Sign in</button></p>
 </form></section>`,
   );
@@ -124,12 +136,40 @@ export function rejectionReasons(details: KybCaseDetails): string[] {
   return reasons;
 }
 
+/** A table cell's markup, with a class when it has one. */
+type Cell = string | { html: string; className: string | undefined };
+
+/** A table that turns into labelled rows on a narrow screen (a phone): each cell then says its column. */
+function stackTable(attributes: string, headings: string[], rows: Cell[][]): string {
+  const cell = (c: Cell, i: number) => {
+    const { html, className } = typeof c === 'string' ? { html: c, className: undefined } : c;
+    return `<td data-label="${esc(headings[i])}"${className ? ` class="${className}"` : ''}>${html}</td>`;
+  };
+  return `<table class="stack" ${attributes}><thead><tr>${headings.map((h) => `<th>${esc(h)}</th>`).join('')}</tr></thead><tbody>${rows
+    .map((row) => `<tr>${row.map(cell).join('')}</tr>`)
+    .join('')}</tbody></table>`;
+}
+
 function kybDetails(details: KybCaseDetails): string {
   const aml = [...details.amlScreening.primary, ...details.amlScreening.related];
   return `<p>Business <strong data-business-name>${esc(details.businessName)}</strong> · flow ${esc(details.flow.title ?? details.flow.id)}${details.flagType && details.flagType !== 'NONE' ? ` · flagged <span class="hit">${esc(details.flagType)}</span>` : ''}</p>
 ${details.steps.map((step) => `<h4>${esc(step.title)}</h4>${stepBody(step)}`).join('')}
 <h4>AML screening</h4>
-${aml.length === 0 ? '<p><em>None.</em></p>' : `<table data-aml><tr><th>Name</th><th>Role</th><th>Result</th><th>Screened</th><th>Monitoring</th></tr>${aml.map((a) => `<tr><td>${esc(a.name ?? a.businessName)}</td><td>${esc(a.businessRole)}</td><td${hasHit(a) ? ' class="hit"' : ''}>${esc(a.status)}${a.totalHits ? ` · ${esc(a.totalHits)} hit(s)` : ''}</td><td>${when(a.createdAt)}</td><td>${a.ongoingMonitoring ? 'on' : 'off'}</td></tr>`).join('')}</table>`}
+${
+  aml.length === 0
+    ? '<p><em>None.</em></p>'
+    : stackTable(
+        'data-aml',
+        ['Name', 'Role', 'Result', 'Screened', 'Monitoring'],
+        aml.map((a) => [
+          esc(a.name ?? a.businessName),
+          esc(a.businessRole),
+          { html: `${esc(a.status)}${a.totalHits ? ` · ${esc(a.totalHits)} hit(s)` : ''}`, className: hasHit(a) ? 'hit' : undefined },
+          when(a.createdAt),
+          a.ongoingMonitoring ? 'on' : 'off',
+        ]),
+      )
+}
 ${details.websiteAnalysis ? `<h4>Website</h4><p>${esc(details.websiteAnalysis.domain)}: ${esc(details.websiteAnalysis.status)}</p>` : ''}
 ${details.reopenHistory.length === 0 ? '' : `<h4>Reopened</h4><ul>${details.reopenHistory.map((r) => `<li>${when(r.reopenedAt)}: ${esc(r.stepIds.join(', '))}${r.reason ? `, ${esc(r.reason)}` : ''}</li>`).join('')}</ul>`}`;
 }
@@ -164,28 +204,12 @@ ${status === 'REJECTED' ? `<div class="reason" data-reason><strong>Why:</strong>
 ${final ? kybDetails(kyb.details) : status === 'IN_REVIEW' ? '<p class="muted">A reviewer is looking at it; nothing to do now.</p>' : action('kyb', 'Continue verification')}`;
 }
 
-function operations(deadLetters: DeadLetter[]): string {
-  return `<section data-operations><h2>Operations</h2>
-<p class="muted">Webhook deliveries the worker gave up on after its retries (an operator panel: in production, behind your admin login).</p>
-${
-  deadLetters.length === 0
-    ? '<p data-dead-letters="0">No failed deliveries.</p>'
-    : `<table data-dead-letters="${deadLetters.length}"><tr><th>Delivery</th><th>Attempts</th><th>Last error</th><th>Received</th><th></th></tr>${deadLetters
-        .map(
-          (d) =>
-            `<tr><td><code>${esc(d.id)}</code></td><td>${d.attempts}</td><td>${esc(d.lastError ?? '')}</td><td>${when(d.receivedAt)}</td><td><form method="post" action="/operations/dead-letters/${encodeURIComponent(d.id)}/replay"><button type="submit" class="quiet" data-replay>Replay</button></form></td></tr>`,
-        )
-        .join('')}</table>`
-}</section>`;
-}
-
 /** Everything the dashboard shows. */
 export interface DashboardView {
   mode: string;
   account: Account;
   kyc: KycState | undefined;
   kyb: KybState | undefined;
-  deadLetters: DeadLetter[];
   /** This account's change marker: the page reloads when it changes. */
   stamp: string;
 }
@@ -198,15 +222,55 @@ export function dashboardPage(view: DashboardView): string {
     view.mode,
     `<div class="who">Signed in as <strong>${esc(account.name)}</strong> for <strong>${esc(account.businessName)}</strong>. <form method="post" action="/signout"><button type="submit" class="quiet">Sign out</button></form></div>
 <section data-section="kyc"><h2>Your identity (KYC)</h2>${kycSection(view.kyc)}</section>
-<section data-section="kyb"><h2>Your business (KYB)</h2>${kybSection(view.kyb)}</section>
-${operations(view.deadLetters)}`,
+<section data-section="kyb"><h2>Your business (KYB)</h2>${kybSection(view.kyb)}</section>`,
     `<script>
 // Refresh when this account's results change (another user's webhook does not touch this page).
-const seen = ${JSON.stringify(view.stamp)};
+const seen = ${scriptJson(view.stamp)};
 setInterval(async () => {
   const r = await fetch('/dashboard/state', { cache: 'no-store' }).catch(() => null);
   if (r && r.ok && (await r.text()) !== seen) location.reload();
 }, 1000);
 </script>`,
+  );
+}
+
+/** The operator's sign-in: the secret from `VERIKIT_EXAMPLE_OPERATOR_SECRET`. */
+export function operatorSignInPage(mode: string, problem?: string): string {
+  return layout(
+    'Operator sign-in',
+    mode,
+    `<section><h2>Operator sign-in</h2>
+<p>The operations panel shows every business's failed deliveries: it is for whoever runs this app.</p>
+${problem ? `<p class="reason" role="alert">${esc(problem)}</p>` : ''}
+<form method="post" action="/operations/signin">
+<p><label>Operator secret <input type="password" name="secret" autocomplete="current-password" required></label></p>
+<p><button type="submit">Sign in</button></p>
+</form></section>`,
+  );
+}
+
+/** The operator's panel: webhook deliveries the worker gave up on, each with a replay button. */
+export function operationsPage(mode: string, deadLetters: DeadLetter[]): string {
+  return layout(
+    'Operations',
+    mode,
+    `<div class="who">Signed in as the operator. <form method="post" action="/operations/signout"><button type="submit" class="quiet">Sign out</button></form></div>
+<section data-operations><h2>Operations</h2>
+<p class="muted">Webhook deliveries the worker gave up on after its retries.</p>
+${
+  deadLetters.length === 0
+    ? '<p data-dead-letters="0">No failed deliveries.</p>'
+    : stackTable(
+        `data-dead-letters="${deadLetters.length}"`,
+        ['Delivery', 'Attempts', 'Last error', 'Received', 'Replay'],
+        deadLetters.map((d) => [
+          `<code>${esc(d.id)}</code>`,
+          String(d.attempts),
+          esc(d.lastError ?? ''),
+          when(d.receivedAt),
+          `<form method="post" action="/operations/dead-letters/${encodeURIComponent(d.id)}/replay"><button type="submit" class="quiet" data-replay>Replay</button></form>`,
+        ]),
+      )
+}</section>`,
   );
 }

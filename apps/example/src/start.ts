@@ -6,8 +6,9 @@ import { createClient, createInboxWorker, type InboxWorker, type VerikitClient }
 import { createPostgresInbox, type PostgresInbox, type Queryable } from '@verikit/postgres';
 import { createFakeService, type FakeService } from '@verikit/testing';
 import { createApp } from './app.js';
-import { readMode } from './config.js';
-import { Database } from './db.js';
+import { ExampleConfigError, readMode, readSettings } from './config.js';
+import { lockDataFolder } from './data-lock.js';
+import { Database, OutdatedDataError, type SessionLifetime } from './db.js';
 import { chooseStorage, openStorage, type Storage } from './storage.js';
 
 /** Where the example keeps its data unless `VERIKIT_EXAMPLE_DATA` says otherwise: `apps/example/.data`. */
@@ -21,6 +22,8 @@ export interface RunningExample {
   storage: string;
   /** The embedded fake service, in embedded mode. */
   fake: FakeService | undefined;
+  /** The operator panel at `/operations`: on when `VERIKIT_EXAMPLE_OPERATOR_SECRET` is set. */
+  operatorPanel: 'on' | 'off';
   close(): Promise<void>;
 }
 
@@ -31,7 +34,12 @@ export interface StartOptions {
   env: Record<string, string | undefined>;
   /** The worker's retries (default 5 attempts, 1 s doubling): the browser test shortens them. */
   retry?: { maxAttempts?: number; baseDelayMs?: number; maxDelayMs?: number };
+  /** Session lifetimes (default {@link SESSION_LIFETIME}) and the clock they are timed by (tests move it). */
+  sessions?: Partial<SessionLifetime> & { now?: () => number };
 }
+
+/** Sessions end after an hour unused, and twelve hours after sign-in at the latest. */
+export const SESSION_LIFETIME: SessionLifetime = { idleMs: 60 * 60_000, maxAgeMs: 12 * 60 * 60_000 };
 
 /** Listens first, so a port in use fails before any data is opened; requests wait for the app. */
 async function listen(port: number, host: string): Promise<{ server: Server; url: string }> {
@@ -51,10 +59,17 @@ async function listen(port: number, host: string): Promise<{ server: Server; url
  */
 export async function startExample(options: StartOptions): Promise<RunningExample> {
   const mode = readMode(options.env);
+  const settings = readSettings(options.env);
   const dataDir = options.env.VERIKIT_EXAMPLE_DATA || DEFAULT_DATA_DIR;
+  const storageChoice = chooseStorage(options.env, dataDir);
+  // First of all: a second instance on the same folder says so, before it touches anything there.
+  const unlock = storageChoice.kind === 'pglite' || mode.kind === 'embedded' ? lockDataFolder(dataDir) : () => {};
   const host = options.host ?? '127.0.0.1';
-  const { server, url } = await listen(options.port, host);
-  const cleanups: Array<() => Promise<unknown>> = [];
+  const { server, url } = await listen(options.port, host).catch((error: unknown) => {
+    unlock();
+    throw error;
+  });
+  const cleanups: Array<() => Promise<unknown>> = [async () => unlock()];
   // The server first, so nothing new arrives; then the rest, the last opened first.
   const close = async () => {
     server.closeAllConnections();
@@ -62,10 +77,21 @@ export async function startExample(options: StartOptions): Promise<RunningExampl
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => {});
   };
   try {
-    const storage: Storage = await openStorage(chooseStorage(options.env, dataDir));
+    const storage: Storage = await openStorage(storageChoice);
     cleanups.push(() => storage.close());
-    const db = new Database(storage.db);
-    await db.migrate();
+    const { now, ...lifetime } = options.sessions ?? {};
+    const sessions = { ...SESSION_LIFETIME, ...lifetime };
+    const db = new Database(storage.db, { sessions, now });
+    await db.migrate().catch((error: unknown) => {
+      if (!(error instanceof OutdatedDataError)) throw error;
+      const fix =
+        storageChoice.kind === 'pglite'
+          ? `move or delete ${dataDir} to start afresh, or set VERIKIT_EXAMPLE_DATA to another folder`
+          : 'run DROP SCHEMA example CASCADE in that database to start afresh, or point DATABASE_URL at another database';
+      throw new ExampleConfigError(
+        `${error.message}, so that different people and businesses could share one verification; which result is whose cannot be told now: ${fix}`,
+      );
+    });
     const inbox: PostgresInbox = createPostgresInbox({ db: storage.db, schema: 'verikit' });
     await inbox.migrate();
     cleanups.push(() => inbox.close());
@@ -110,12 +136,16 @@ export async function startExample(options: StartOptions): Promise<RunningExampl
       worker,
       db,
       mode: label,
+      sessions,
+      operatorSecret: settings.operatorSecret,
+      trustProxy: settings.trustProxy,
       // What the app knows of the business, as the hosted page's starting values (the embedded fake only).
       onSignIn: fake ? (who) => fake.kyb.prefill(who.businessRefId, Database.prefillOf(who)) : undefined,
     });
     server.on('request', app);
     fake?.webhooks.addEndpoint(`${url}/verikit/webhook`);
-    return { url, mode: mode.kind, storage: storage.description, fake, close };
+    const operatorPanel = settings.operatorSecret === undefined ? 'off' : 'on';
+    return { url, mode: mode.kind, storage: storage.description, fake, operatorPanel, close };
   } catch (error) {
     await close();
     throw error;

@@ -1,13 +1,21 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { signWebhook, webhookEventFixture } from '@verikit/testing';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../../test-support/readme-snippet.js';
 import { type RunningExample, type StartOptions, startExample } from '../src/start.js';
+import { launchChromium } from './support/chromium.js';
+import { refIdOfHostedLink } from './support/visitor.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const OPERATOR_SECRET = 'operator-secret-for-the-browser-test';
+/** The id of Chromium's PDF viewer: a frame of it means the PDF is shown, not saved. */
+const PDF_VIEWER = 'chrome-extension://mhjfbmdgcfjbbpaeojofohoefgiehjai/';
 // Screenshots of each step: the test's artifacts, kept after the run (test-output/ is git-ignored).
 const OUTPUT = fileURLToPath(new URL('../test-output/journey/', import.meta.url));
 
@@ -18,29 +26,17 @@ let dataDir: string;
 let shots = 0;
 
 beforeAll(async () => {
-  // Never skipped: a missing browser is a failure, with the fix in the message.
-  if (!existsSync(CHROMIUM))
-    throw new Error(
-      `Chromium not found at ${CHROMIUM}: run \`apt-get install chromium\` (the root \`pnpm test\` does this when it can) or set CHROMIUM_PATH`,
-    );
   dataDir = mkdtempSync(join(tmpdir(), 'verikit-example-'));
   // One port for the whole run, so a restart comes back where the hosted page sends people.
-  options = { port: await freePort(), env: { VERIKIT_EXAMPLE_DATA: dataDir }, retry: { maxAttempts: 2, baseDelayMs: 50, maxDelayMs: 100 } };
+  options = {
+    port: await freePort(),
+    env: { VERIKIT_EXAMPLE_DATA: dataDir, VERIKIT_EXAMPLE_OPERATOR_SECRET: OPERATOR_SECRET },
+    retry: { maxAttempts: 2, baseDelayMs: 50, maxDelayMs: 100 },
+  };
   example = await startExample(options);
   rmSync(OUTPUT, { recursive: true, force: true });
   mkdirSync(OUTPUT, { recursive: true });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {
@@ -65,7 +61,7 @@ async function signIn(context: BrowserContext, name: string, business: string): 
   return page;
 }
 
-/** From the dashboard's button to the hosted page, the decision, and back by the page's own link. */
+/** From the dashboard's button to the hosted page, the decision, and back by the page's own link; the refId the app gave the service. */
 async function verifyOnHostedPage(
   page: Page,
   kind: 'kyb' | 'kyc',
@@ -73,9 +69,10 @@ async function verifyOnHostedPage(
   label: string,
   fields = {},
   check: () => Promise<void> = async () => {},
-) {
+): Promise<string> {
   await page.click(`button[data-verify="${kind}"]`);
   await page.waitForURL(/\/hosted\/\?authToken=/);
+  const refId = refIdOfHostedLink(page.url());
   await check();
   for (const [name, value] of Object.entries(fields)) await page.fill(`input[name="${name}"]`, value as string);
   await shot(page, `${label}-hosted-page`);
@@ -84,11 +81,17 @@ async function verifyOnHostedPage(
   await shot(page, `${label}-decided`);
   await page.click('#return');
   await page.waitForURL(`${example.url}/dashboard`);
+  return refId;
 }
+
+/** Whether anything on the page is wider than the window (a table overflowing its card, say). */
+const overflows = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth);
 
 describe('the example, walked in Chromium', () => {
   let globex: BrowserContext;
   let globexPage: Page;
+  let globexRef: string;
+  let initechRef: string;
 
   it('KYB: the hosted page starts from what the app knows, and the dashboard shows that business, readable, with a PDF that opens', async () => {
     globex = await browser.newContext();
@@ -97,7 +100,7 @@ describe('the example, walked in Chromium', () => {
     expect(await page.textContent('[data-mode]')).toBe('embedded fake service');
     await shot(page, 'globex-signed-in');
 
-    await verifyOnHostedPage(page, 'kyb', 'approve', 'globex-kyb', { website: 'globex.example' }, async () => {
+    globexRef = await verifyOnHostedPage(page, 'kyb', 'approve', 'globex-kyb', { website: 'globex.example' }, async () => {
       // What the app knows of the business, before anyone types: the sign-in's business and person.
       expect(await page.inputValue('input[name="businessName"]')).toBe('Globex Corporation');
       expect(await page.inputValue('input[name="ownerName"]')).toBe('Grace Hopper');
@@ -118,10 +121,15 @@ describe('the example, walked in Chromium', () => {
     const href = (await page.getAttribute('a[data-document] >> nth=0', 'href')) as string;
     const pdf = await page.request.get(`${example.url}${href}`);
     expect(pdf.headers()['content-type']).toBe('application/pdf');
-    expect(pdf.headers()['content-disposition']).toMatch(/^inline; filename="certificate-of-incorporation.pdf"/);
+    expect(pdf.headers()['content-disposition']).toBe('inline; filename=certificate-of-incorporation.pdf');
     const bytes = await pdf.body();
     expect(bytes.subarray(0, 8).toString('latin1')).toBe('%PDF-1.4');
     expect(bytes.toString('latin1')).toContain('(Company name: Globex Corporation)');
+    // Sandboxed as every document is, the PDF still opens in the browser's viewer from the dashboard's link.
+    expect(pdf.headers()['content-security-policy']).toBe("default-src 'none'; sandbox");
+    const [viewer] = await Promise.all([page.waitForEvent('popup'), page.click('a[data-document] >> nth=0')]);
+    await expect.poll(() => viewer.frames().some((frame) => frame.url().startsWith(PDF_VIEWER)), { timeout: 15_000 }).toBe(true);
+    await viewer.close();
     const [download] = await Promise.all([page.waitForEvent('download'), page.click('a[data-download] >> nth=1')]);
     expect(download.suggestedFilename()).toBe('bank-statement.png');
     await shot(page, 'globex-kyb-verified');
@@ -140,13 +148,36 @@ describe('the example, walked in Chromium', () => {
   it('a KYB rejection carries its reason: an AML hit on the business', async () => {
     const initech = await browser.newContext();
     const page = await signIn(initech, 'Bill Lumbergh', 'Initech');
-    await verifyOnHostedPage(page, 'kyb', 'reject', 'initech-kyb');
+    initechRef = await verifyOnHostedPage(page, 'kyb', 'reject', 'initech-kyb');
     await page.waitForSelector('[data-kyb-status="REJECTED"]', { timeout: 15_000 });
     expect(await page.textContent('[data-section="kyb"] [data-reason]')).toContain(
       'AML screening of Initech: 2 potential match(es) (SANCTIONS, POTENTIAL_MATCH)',
     );
     await shot(page, 'initech-kyb-rejected');
     await initech.close();
+  });
+
+  it('on a phone (390 px wide) the AML table stays inside its card: each screening a block of labelled lines', async () => {
+    const phone = await browser.newContext({ viewport: { width: 390, height: 844 } });
+    const page = await signIn(phone, 'Bill Lumbergh', 'Initech');
+    await page.waitForSelector('[data-aml]');
+    expect(await overflows(page)).toBe(false);
+    const card = (await page.locator('[data-section="kyb"]').boundingBox()) as { x: number; width: number };
+    const table = (await page.locator('[data-aml]').boundingBox()) as { x: number; width: number };
+    expect(table.x + table.width).toBeLessThanOrEqual(card.x + card.width);
+    // The column headings give way to a label before each value (CSS ::before, from data-label); the cells stack.
+    expect(await page.locator('[data-aml] thead').isVisible()).toBe(false);
+    const cells = await page
+      .locator('[data-aml] tbody tr >> nth=0')
+      .locator('td')
+      .evaluateAll((tds) =>
+        tds.map((td) => ({ label: td.dataset.label, x: td.getBoundingClientRect().x, y: td.getBoundingClientRect().y })),
+      );
+    expect(cells.map((c) => c.label)).toEqual(['Name', 'Role', 'Result', 'Screened', 'Monitoring']);
+    expect(new Set(cells.map((c) => c.x)).size).toBe(1);
+    expect(cells.map((c) => c.y)).toEqual([...cells.map((c) => c.y)].sort((a, b) => a - b));
+    await shot(page, 'initech-phone');
+    await phone.close();
   });
 
   it("live updates reach only their own user: another business's webhook leaves this dashboard alone, its own reloads it", async () => {
@@ -156,36 +187,47 @@ describe('the example, walked in Chromium', () => {
     // Initech's case moves on: a webhook, a worker run, a new result for another user.
     const globexState = async () => (await page.request.get(`${example.url}/dashboard/state`)).text();
     const globexStamp = await globexState();
-    example.fake?.kyb.reopen('business-initech', ['step_documents'], 'A newer statement is needed');
+    example.fake?.kyb.reopen(initechRef, ['step_documents'], 'A newer statement is needed');
     await example.fake?.webhooks.settle();
     await new Promise((resolve) => setTimeout(resolve, 2_500)); // two polls of the dashboard
     expect(await page.evaluate(() => (window as { untouched?: boolean }).untouched)).toBe(true);
     expect(await globexState()).toBe(globexStamp);
     // Globex's own case is reopened: its dashboard reloads by itself and offers to continue.
-    example.fake?.kyb.reopen('business-globex-corporation', ['step_documents'], 'A newer statement is needed');
+    example.fake?.kyb.reopen(globexRef, ['step_documents'], 'A newer statement is needed');
     await page.waitForSelector('[data-kyb-status="IN_PROGRESS"]', { timeout: 15_000 });
     expect(await page.evaluate(() => (window as { untouched?: boolean }).untouched)).toBeUndefined();
     expect(await page.locator('button[data-verify="kyb"]').textContent()).toBe('Continue verification');
     await shot(page, 'globex-reopened-live');
   });
 
-  it('a delivery the worker gave up on is listed with its error, and Replay runs it', async () => {
+  it("a delivery the worker gave up on is the operator's to see, with its error, and Replay runs it", async () => {
     const page = globexPage;
     example.fake?.faults.inject('kyb.getCase', { kind: 'status', status: 500 });
-    example.fake?.kyb.setStatus('business-globex-corporation', 'COMPLETED');
+    example.fake?.kyb.setStatus(globexRef, 'COMPLETED');
     await example.fake?.webhooks.settle(); // accepted into the inbox: 204
+    const operations = await browser.newContext();
+    const panel = await operations.newPage();
+    await panel.goto(`${example.url}/operations`);
+    await panel.fill('input[name="secret"]', OPERATOR_SECRET);
+    await panel.click('button[type="submit"]');
+    await panel.waitForURL(`${example.url}/operations`);
     const deadLetters = async () => {
-      await page.reload();
-      return page.getAttribute('[data-dead-letters]', 'data-dead-letters');
+      await panel.reload();
+      return panel.getAttribute('[data-dead-letters]', 'data-dead-letters');
     };
     await expect.poll(deadLetters, { timeout: 15_000 }).toBe('1');
-    expect(await page.textContent('[data-operations] table')).toContain('the service failed');
-    await shot(page, 'dead-letter');
+    expect(await panel.textContent('[data-operations] table')).toContain('the service failed');
+    await shot(panel, 'dead-letter');
+    // The business itself sees no operator panel.
+    await page.reload();
+    expect(await page.locator('[data-operations]').count()).toBe(0);
     example.fake?.faults.clear();
-    await page.click('button[data-replay]');
+    await panel.click('button[data-replay]');
+    await panel.waitForURL(`${example.url}/operations`);
     await page.waitForSelector('[data-kyb-status="COMPLETED"]', { timeout: 15_000 });
-    expect(await page.getAttribute('[data-dead-letters]', 'data-dead-letters')).toBe('0');
-    await shot(page, 'replayed');
+    expect(await deadLetters()).toBe('0');
+    await shot(panel, 'replayed');
+    await operations.close();
   });
 
   it('a restart in the middle loses nothing: accounts, sessions, results, and a hosted link opened before it', async () => {
@@ -211,6 +253,68 @@ describe('the example, walked in Chromium', () => {
     expect(await globexPage.textContent('[data-kyb-status]')).toBe('Verified');
     expect(await globexPage.textContent('[data-kyc-decision]')).toBe('Rejected');
     await ada.close();
+  });
+
+  it('signed out in one tab, "Verify my business" in another gets the sign-in page saying why, not raw JSON', async () => {
+    const tabs = await browser.newContext();
+    const first = await signIn(tabs, 'Tom Tabs', 'Two Tabs Ltd');
+    const second = await tabs.newPage();
+    await second.goto(`${example.url}/dashboard`);
+    await first.click('text=Sign out');
+    await first.waitForURL(`${example.url}/`);
+    const [answer] = await Promise.all([second.waitForResponse(/\/verikit\/invite\/kyb$/), second.click('button[data-verify="kyb"]')]);
+    expect(answer.status()).toBe(401);
+    expect(answer.headers()['content-type']).toContain('text/html');
+    expect(await second.textContent('[role="alert"]')).toBe(
+      'You are signed out (perhaps in another tab): sign in again to start a verification.',
+    );
+    expect(await second.locator('input[name="business"]').count()).toBe(1);
+    await shot(second, 'invite-signed-out');
+    await tabs.close();
+  });
+
+  it('a value that ends the inline script (a delivery id with </script>) stays data: the dashboard runs no injected markup', async () => {
+    await globexPage.goto(`${example.url}/dashboard`);
+    const { headers, body } = signWebhook({
+      secret: example.fake?.credentials.webhookSecret as string,
+      id: 'msg_</script><script>window.injected = true</script>',
+      payload: webhookEventFixture({ kind: 'kyb', refId: globexRef, status: 'COMPLETED' }),
+    });
+    const delivered = await request(`${example.url}/verikit/webhook`, { method: 'POST', headers, body });
+    expect(delivered.statusCode).toBe(204);
+    await delivered.body.dump();
+    // The worker saves the result with that id; the dashboard reloads itself on the change.
+    await globexPage.evaluate(() => Object.assign(window, { beforeReload: true }));
+    await globexPage.waitForFunction(() => !(window as { beforeReload?: boolean }).beforeReload, undefined, { timeout: 15_000 });
+    await globexPage.waitForLoadState('load');
+    expect(await globexPage.evaluate(() => (window as { injected?: boolean }).injected)).toBeUndefined();
+    expect(await globexPage.content()).toContain('\\u003c/script\\u003e');
+    expect(await globexPage.textContent('[data-kyb-status]')).toBe('Verified');
+  });
+
+  it('a sign-in posted by another site (login CSRF) is refused: the visitor is not signed into the attacker’s account', async () => {
+    // The attacker's page, on another site (localhost is not 127.0.0.1), posts the sign-in form as soon as it loads.
+    const attacker: Server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end(`<form method="post" action="${example.url}/signin"><input name="name" value="Mallory"><input name="business" value="Attacker Ltd"></form>
+<script>document.forms[0].submit()</script>`);
+    });
+    await new Promise<void>((resolve) => attacker.listen(0, '127.0.0.1', resolve));
+    try {
+      const victim = await browser.newContext();
+      const page = await victim.newPage();
+      await page.goto(`http://localhost:${(attacker.address() as AddressInfo).port}/`);
+      await page.waitForURL(`${example.url}/signin`);
+      expect(await page.getAttribute('[data-error]', 'data-error')).toBe('403');
+      await shot(page, 'login-csrf-refused');
+      await page.goto(`${example.url}/dashboard`);
+      await page.waitForURL(`${example.url}/`);
+      expect(await page.locator('text=Mallory').count()).toBe(0);
+      expect(await victim.cookies()).toEqual([]);
+      await victim.close();
+    } finally {
+      attacker.close();
+    }
   });
 
   it('small things: a favicon, styled error pages, and a viewport on the hosted page', async () => {

@@ -1,8 +1,14 @@
 import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { describe, expect, it } from 'vitest';
-import { readMode } from '../src/config.js';
+import { PGlite } from '@electric-sql/pglite';
+import { request } from 'undici';
+import { afterEach, describe, expect, it } from 'vitest';
+import { readMode, readSettings } from '../src/config.js';
+import { startInTempFolder } from './support/example.js';
 
 const run = promisify(execFile);
 const appDir = fileURLToPath(new URL('..', import.meta.url));
@@ -33,7 +39,37 @@ describe('mode from the environment', () => {
   });
 });
 
+describe('settings from the environment', () => {
+  it('an operator secret shorter than 16 characters is refused, with a way to make one', () => {
+    expect(() => readSettings({ VERIKIT_EXAMPLE_OPERATOR_SECRET: 'short' })).toThrow(
+      'VERIKIT_EXAMPLE_OPERATOR_SECRET must be at least 16 characters long (for example: openssl rand -base64 24)',
+    );
+    expect(readSettings({ VERIKIT_EXAMPLE_OPERATOR_SECRET: 'x'.repeat(16) }).operatorSecret).toBe('x'.repeat(16));
+  });
+
+  it('VERIKIT_EXAMPLE_TRUST_PROXY is a hop count or addresses, as Express takes it', () => {
+    expect(readSettings({ VERIKIT_EXAMPLE_TRUST_PROXY: '1' }).trustProxy).toBe(1);
+    expect(readSettings({ VERIKIT_EXAMPLE_TRUST_PROXY: 'loopback' }).trustProxy).toBe('loopback');
+    expect(readSettings({}).trustProxy).toBeUndefined();
+  });
+});
+
 describe('the main command', () => {
+  const folders: string[] = [];
+  const folder = () => {
+    const dir = mkdtempSync(join(tmpdir(), 'verikit-example-main-'));
+    folders.push(dir);
+    return dir;
+  };
+  afterEach(() => {
+    for (const dir of folders.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+  /** Runs `pnpm start`'s program until it exits (or 30 s, when it keeps running: a failure here). */
+  const start = (env: Record<string, string>) =>
+    run(process.execPath, ['dist/main.js'], { cwd: appDir, env: { ...process.env, PORT: '0', ...env }, timeout: 30_000 }).catch(
+      (e: { code: number | null; killed: boolean; stderr: string }) => e,
+    );
+
   it('a malformed variable gets one clear line, not a stack trace', async () => {
     const error = await run(process.execPath, ['dist/main.js'], {
       cwd: appDir,
@@ -49,12 +85,41 @@ describe('the main command', () => {
     const blocker = createServer().listen(0, '127.0.0.1');
     await new Promise((resolve) => blocker.once('listening', resolve));
     const port = (blocker.address() as { port: number }).port;
-    const error = await run(process.execPath, ['dist/main.js'], { cwd: appDir, env: { ...process.env, PORT: String(port) } }).catch(
-      (e: { code: number; stderr: string }) => e,
-    );
+    const error = await start({ PORT: String(port), VERIKIT_EXAMPLE_DATA: folder() });
     blocker.close();
     expect((error as { stderr: string }).stderr.trim()).toBe(
       `verikit example: port ${port} is in use; set PORT to another one (PORT=0 picks a free port)`,
     );
+  });
+
+  it('a second instance on the same data folder says another instance is probably running, and leaves the first alone', async () => {
+    const first = await startInTempFolder();
+    try {
+      const second = await start({ VERIKIT_EXAMPLE_DATA: first.dataDir });
+      expect(second).toMatchObject({ code: 1 });
+      const lines = (second as { stderr: string }).stderr.trim().split('\n');
+      expect(lines).toEqual([
+        `verikit example: another instance is probably running on the data folder ${first.dataDir} (process ${process.pid}): stop it first, or give this one a folder of its own with VERIKIT_EXAMPLE_DATA (if no instance runs, remove ${join(first.dataDir, 'instance.lock')})`,
+      ]);
+      expect((await request(first.example.url)).statusCode).toBe(200);
+    } finally {
+      await first.stop();
+    }
+  });
+
+  it('a data folder of the first version (refIds made from names) stops the start with one line: why, and what to do', async () => {
+    const dataDir = folder();
+    // The first version's tables, as it created them, with an account in them.
+    const old = new PGlite(join(dataDir, 'pglite'));
+    await old.exec(`CREATE SCHEMA example;
+      CREATE TABLE example.accounts (key text PRIMARY KEY, name text NOT NULL, business_name text NOT NULL,
+        user_ref_id text NOT NULL, business_ref_id text NOT NULL, created_at timestamptz NOT NULL DEFAULT now());
+      INSERT INTO example.accounts VALUES ('anonymous|anonymous', '李明', '北京贸易有限公司', 'user-anonymous', 'business-anonymous');`);
+    await old.close();
+    const error = await start({ VERIKIT_EXAMPLE_DATA: dataDir });
+    expect(error).toMatchObject({ code: 1 });
+    expect((error as { stderr: string }).stderr.trim().split('\n')).toEqual([
+      `verikit example: the data was made by an earlier version of the example, whose refIds came from the names typed at sign-in, so that different people and businesses could share one verification; which result is whose cannot be told now: move or delete ${dataDir} to start afresh, or set VERIKIT_EXAMPLE_DATA to another folder`,
+    ]);
   });
 });

@@ -48,7 +48,9 @@ it.runIf(serverAvailable)('DATABASE_URL puts the data on a PostgreSQL server: a 
     expect(await dashboard.text()).toContain('Signed in as <strong>Pat Server</strong> for <strong>Server Side Ltd</strong>');
     const there = new pg.Client({ connectionString: url.href });
     await there.connect();
-    const { rows } = await there.query('SELECT name, business_name FROM example.accounts');
+    const { rows } = await there.query(
+      'SELECT a.name, b.name AS business_name FROM example.accounts a JOIN example.businesses b ON b.ref_id = a.business_ref_id',
+    );
     await there.end();
     expect(rows).toEqual([{ name: 'Pat Server', business_name: 'Server Side Ltd' }]);
   } finally {

@@ -39,6 +39,7 @@ export {
   type RequestEvent,
   type ResponseEvent,
 } from './client/options.js';
+export type { WritableLike, WriteOutcome } from './client/write-to.js';
 export { ConfigurationError, InvalidArgumentError, VerikitError, type VerikitErrorCode } from './errors.js';
 export type { AcceptResult, DeadLetter, Inbox, InboxDelivery, InboxEngine, InboxEvent } from './inbox/inbox.js';
 export { createInboxWorker, type InboxContext, type InboxErrorStage, type InboxWorker, type InboxWorkerOptions } from './inbox/worker.js';

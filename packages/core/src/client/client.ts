@@ -65,7 +65,11 @@ export interface KybApi {
   getCase(refId: string, options?: CallOptions): Promise<KybCaseDetails>;
   /** A short-lived signed download URL for a file, cached until shortly before it expires. */
   getDocumentUrl(file: DocumentRef, options?: CallOptions): Promise<SignedDocumentUrl>;
-  /** Opens a file for download as a stream (fetching a fresh signed URL if the cached one is refused). */
+  /**
+   * Opens a file for download as a stream (fetching a fresh signed URL if the cached one is
+   * refused). `options.signal` also cancels the transfer after the headers; `writeTo(res)` sends
+   * it on and cancels it when `res` closes first.
+   */
   downloadDocument(file: DocumentRef, options?: CallOptions): Promise<DocumentDownload>;
   /** `GET /kyb/flows` (answer shape not documented: parsed JSON). */
   listFlows(options?: CallOptions): Promise<KybFlowsResponse>;
