@@ -1,4 +1,4 @@
-import { ConfigurationError } from '@verikit/core';
+import { ConfigurationError, TransactionEndedError } from '@verikit/core';
 import type { Queryable } from './db.js';
 
 /** A client checked out of a pg Pool. */
@@ -129,7 +129,9 @@ function beginOnPGlite(db: TransactionalLike): Promise<OpenTransaction> {
  * Runs `work` with a transaction that opens on its first query, then `last` in that transaction,
  * and commits both; a throw from either rolls both back. When `work` never queries, no transaction
  * is opened and `last` runs on `db` alone: work that writes elsewhere costs one statement, not
- * BEGIN, the statement and COMMIT.
+ * BEGIN, the statement and COMMIT. The `tx` handed to `work` refuses every query once `work` has
+ * settled: kept and used later, it would write outside the transaction (on a pg Pool, on a client
+ * already back in the pool), once per attempt.
  */
 export async function inLazyTransaction<T>(
   db: Queryable,
@@ -137,14 +139,22 @@ export async function inLazyTransaction<T>(
   last: (db: Queryable) => Promise<T>,
 ): Promise<T> {
   let opening: Promise<OpenTransaction> | undefined;
+  let settled = false;
   const open = () => (opening ??= isTransactional(db) && !isPool(db) ? beginOnPGlite(db) : beginOnPool(db as PoolLike));
-  const tx: Queryable = { query: async (text, params) => (await open()).tx.query(text, params) };
+  const tx: Queryable = {
+    query: async (text, params) => {
+      if (settled) throw new TransactionEndedError();
+      return (await open()).tx.query(text, params);
+    },
+  };
   try {
     await work(tx);
   } catch (error) {
+    settled = true;
     if (opening !== undefined) await (await opening.catch(() => undefined))?.rollback(error);
     throw error;
   }
+  settled = true;
   if (opening === undefined) return last(db);
   const transaction = await opening;
   let result: T;

@@ -162,6 +162,39 @@ function inboxSuite(name: string, open: () => Promise<{ db: Queryable; close(): 
       }
     });
 
+    it('a ctx.sql kept past its event (a late promise, a closure) refuses every query, so no ended attempt writes after the fact', async () => {
+      const { deliver, worker, write, effects, schema } = await fresh();
+      const late: Array<Promise<unknown>> = [];
+      const outcome = (query: Promise<unknown>) =>
+        query.then(
+          () => 'ran',
+          (error: { name: string; code: string }) => ({ name: error.name, code: error.code }),
+        );
+      const w = worker({
+        retry: { maxAttempts: 5, baseDelayMs: 10, maxDelayMs: 20 },
+        onEvent: async (ctx) => {
+          // Each attempt leaves a write behind, to run once onEvent has ended.
+          late.push(
+            new Promise((resolve) => setTimeout(resolve, 20)).then(() =>
+              outcome(ctx.sql.query(`INSERT INTO ${schema}.effects (id, attempt) VALUES ($1, $2)`, [ctx.id, 100 + ctx.attempt])),
+            ),
+          );
+          if (ctx.attempt === 1) {
+            await write(ctx);
+            throw new Error('fails after writing');
+          }
+          if (ctx.attempt === 2) throw new Error('fails before writing');
+          await write(ctx);
+        },
+      });
+      w.start();
+      const { id } = await deliver({ type: 'kyb.case.status_changed', data: { refId: 'kept' } });
+      await until(async () => late.length === 3 && (await effects()).length > 0, 'the third attempt');
+      const outcomes = await Promise.all(late);
+      expect(await effects()).toEqual([{ id, attempt: 3 }]);
+      expect(outcomes).toEqual(Array(3).fill({ name: 'TransactionEndedError', code: 'transaction_ended' }));
+    });
+
     it('stop() lets running work finish and takes nothing new', async () => {
       const { deliver, worker, write, effects } = await fresh();
       let release!: () => void;
