@@ -9,10 +9,11 @@ import {
   statement,
   wholeMs,
 } from './db.js';
+import { checkCanListen, listen } from './listener.js';
 import { migrateSchema } from './migrate.js';
 import { createNotifier } from './notifier.js';
 import { createPruner } from './pruner.js';
-import { asError, checkout, checkTransactional, inLazyTransaction, isPool, type PooledClient } from './transaction.js';
+import { checkTransactional, inLazyTransaction } from './transaction.js';
 
 /** Options of {@link createPostgresInbox}. */
 export interface PostgresInboxOptions extends PostgresTableOptions {
@@ -25,11 +26,6 @@ export interface PostgresInbox extends InboxEngine<Queryable>, PostgresMaintenan
 
 /** Thrown inside an event's transaction when its lease turned out to be someone else's: rolls back the work too. */
 class LeaseGone extends Error {}
-
-/** PGlite, which can LISTEN with callbacks of its own. */
-interface CallbackListener {
-  listen(channel: string, callback: () => void): Promise<() => Promise<void>>;
-}
 
 /**
  * The spec's "store and enqueue once" on PostgreSQL (or PGlite): one table keyed by `svix-id`. A
@@ -48,6 +44,7 @@ export function createPostgresInbox(options: PostgresInboxOptions): PostgresInbo
     'createPostgresInbox',
   );
   checkTransactional(db);
+  checkCanListen(db);
   const table = `${schema}.verikit_inbox`;
   const channel = `vk_inbox_${schemaName}`.slice(0, 63);
 
@@ -93,40 +90,16 @@ SELECT (SELECT count(*) FROM again)::int AS replayed, (SELECT count(*) FROM woke
     for (const resolve of waiters) resolve();
   };
   let listening: Promise<() => Promise<void>> | undefined;
-  const listen = (): Promise<() => Promise<void>> => {
-    if (!isPool(db)) return (db as unknown as CallbackListener).listen(channel, wake);
-    return (async () => {
-      let client: PooledClient | undefined;
-      let dead = false;
-      // The connection died (a restart, pg_terminate_backend): listen again on the next wait; polling
-      // covers the gap. pg may report one death twice, and even before the checkout has resolved.
-      const die = (error?: Error) => {
-        if (dead) return;
-        dead = true;
+  const listenForWork = () =>
+    listen({
+      db,
+      channel,
+      onNotification: wake,
+      // Listen again on the next wait; polling covers the gap.
+      onClosed: () => {
         listening = undefined;
-        client?.release(error ?? true);
-      };
-      client = await checkout(db, die);
-      if (dead) {
-        client.release(true);
-        throw new Error('the listening connection closed as it opened');
-      }
-      client.on('notification', wake);
-      try {
-        await client.query(`LISTEN "${channel}"`);
-      } catch (error) {
-        die(asError(error));
-        throw error;
-      }
-      // Closing: the connection is destroyed, not returned LISTENing to the pool, and `die` stays as a
-      // no-op listener, so an error the server sends it later neither releases it twice nor goes unheard.
-      return async () => {
-        if (dead) return;
-        dead = true;
-        client.release(true);
-      };
-    })();
-  };
+      },
+    });
 
   return {
     async migrate() {
@@ -181,7 +154,7 @@ SELECT (SELECT count(*) FROM again)::int AS replayed, (SELECT count(*) FROM woke
     },
     async waitForWork(signal: AbortSignal, maxWaitMs: number): Promise<void> {
       if (signal.aborted) return;
-      listening ??= listen().catch((error: unknown) => {
+      listening ??= listenForWork().catch((error: unknown) => {
         report(error);
         listening = undefined;
         return async () => {};

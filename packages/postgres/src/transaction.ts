@@ -12,6 +12,18 @@ export interface PooledClient extends Queryable {
 export interface PoolLike extends Queryable {
   connect(callback: (error: Error | undefined, client: PooledClient | undefined) => void): void;
   totalCount: number;
+  /** The class pg's Pool makes its clients with, and their connection options: how to make one outside it. */
+  Client?: new (
+    options: unknown,
+  ) => OwnClient;
+  options?: unknown;
+}
+
+/** A pg Client verikit connects and ends itself, outside the pool. */
+export interface OwnClient extends Queryable {
+  connect(): Promise<void>;
+  end(): Promise<void>;
+  on(event: 'error' | 'end' | 'notification', listener: () => void): unknown;
 }
 
 /** PGlite: one in-process connection with transactions of its own. */
