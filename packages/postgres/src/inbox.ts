@@ -1,6 +1,6 @@
 import type { AcceptResult, DeadLetter, InboxDelivery, InboxEngine, InboxEvent, LeaseOutcome } from '@verikit/core';
+import { type Bound, ownersCall, runBounded } from './bounded.js';
 import {
-  leaseOutcome,
   msFromNow,
   type PostgresMaintenance,
   type PostgresTableOptions,
@@ -39,12 +39,13 @@ class LeaseGone extends Error {}
  * createInboxWorker({ inbox, onEvent: async (ctx) => { await ctx.sql.query('insert into ...', [ctx.id]) } }).start();
  */
 export function createPostgresInbox(options: PostgresInboxOptions): PostgresInbox {
-  const { db, schemaName, schema, retentionMs, pruneIntervalMs, pruneBatchSize, report } = resolveTableOptions(
+  const { db, schemaName, schema, retentionMs, pruneIntervalMs, pruneBatchSize, report, timeoutMs } = resolveTableOptions(
     options,
     'createPostgresInbox',
   );
   checkTransactional(db);
   checkCanListen(db);
+  const bound: Bound = { db, timeoutMs };
   const table = `${schema}.verikit_inbox`;
   const channel = `vk_inbox_${schemaName}`.slice(0, 63);
 
@@ -57,6 +58,7 @@ WHERE id IN (
   ORDER BY next_run_at LIMIT $2 FOR UPDATE SKIP LOCKED
 )
 RETURNING id, payload, svix_timestamp, attempts`);
+  const unleaseSql = `UPDATE ${table} SET owner = NULL, leased_until = NULL, attempts = attempts - 1 WHERE owner = $1 AND state = 'pending'`;
   // A done row keeps its owner, so an extension racing the commit reads as ok, not as a lost lease.
   const extendSql = statement(
     `UPDATE ${table} SET leased_until = ${msFromNow('$3')} WHERE id = $1 AND owner = $2 AND state IN ('pending', 'done') RETURNING 1 AS ok`,
@@ -75,14 +77,14 @@ WHERE id = $1 AND owner = $2 AND state = 'pending' RETURNING 1 AS ok`);
 ), woken AS (SELECT pg_notify($2, '') FROM again)
 SELECT (SELECT count(*) FROM again)::int AS replayed, (SELECT count(*) FROM woken)::int AS woken`;
   const pruner = createPruner({
-    db,
+    bound,
     deleteSql: `DELETE FROM ${table} WHERE id IN (SELECT id FROM ${table} WHERE state = 'done' AND finished_at <= now() - ${wholeMs(retentionMs)} * interval '1 millisecond' LIMIT $1)`,
     batchSize: pruneBatchSize,
     intervalMs: pruneIntervalMs,
     onError: report,
   });
 
-  const notifier = createNotifier({ db, channel, onError: report });
+  const notifier = createNotifier({ bound, channel, onError: report });
 
   // Waiters woken by a notification; the listening connection is made on the first wait and remade after a failure.
   const waiters = new Set<() => void>();
@@ -94,6 +96,7 @@ SELECT (SELECT count(*) FROM again)::int AS replayed, (SELECT count(*) FROM woke
     listen({
       db,
       channel,
+      timeoutMs,
       onNotification: wake,
       // Listen again on the next wait; polling covers the gap.
       onClosed: () => {
@@ -116,7 +119,7 @@ SELECT (SELECT count(*) FROM again)::int AS replayed, (SELECT count(*) FROM woke
     },
     async accept(delivery: InboxDelivery): Promise<AcceptResult> {
       pruner.start();
-      const result = await db.query(acceptSql, [delivery.id, delivery.body, delivery.timestamp]);
+      const result = await runBounded(bound, 'the accept', (q) => q.query(acceptSql, [delivery.id, delivery.body, delivery.timestamp]));
       // pg counts the rows written in rowCount, PGlite in affectedRows: 0 when the id was there already.
       if ((result.rowCount ?? result.affectedRows) === 0) return 'duplicate';
       // Committed: wake this process's workers now, and every instance's through NOTIFY.
@@ -125,7 +128,15 @@ SELECT (SELECT count(*) FROM again)::int AS replayed, (SELECT count(*) FROM woke
       return 'accepted';
     },
     async lease(owner: string, limit: number, leaseMs: number): Promise<InboxEvent[]> {
-      const { rows } = await leaseSql.run(db, [owner, limit, wholeMs(leaseMs)]);
+      const { rows } = await runBounded(
+        bound,
+        'a lease',
+        (q) => leaseSql.run(q, [owner, limit, wholeMs(leaseMs)]),
+        // Leased after the worker was told it failed: nobody runs them, so they are handed back, their attempt uncounted.
+        (late) => {
+          if (late.rows.length > 0) runBounded(bound, 'handing back a late lease', (q) => q.query(unleaseSql, [owner])).catch(report);
+        },
+      );
       return rows.map((row) => ({
         id: String(row.id),
         body: String(row.payload),
@@ -134,14 +145,16 @@ SELECT (SELECT count(*) FROM again)::int AS replayed, (SELECT count(*) FROM woke
         owner,
       }));
     },
-    async extend(event: InboxEvent, leaseMs: number): Promise<LeaseOutcome> {
-      return leaseOutcome((await extendSql.run(db, [event.id, event.owner, wholeMs(leaseMs)])).rows);
-    },
+    extend: (event: InboxEvent, leaseMs: number): Promise<LeaseOutcome> =>
+      ownersCall(bound, 'an extension', extendSql, [event.id, event.owner, wholeMs(leaseMs)]),
     async complete(event: InboxEvent, work: (tx: Queryable) => Promise<void>): Promise<LeaseOutcome> {
       // Marked done last, in the work's transaction: if the lease is gone, the work's writes go too.
-      const marked = await inLazyTransaction(db, work, async (tx) => {
-        if ((await doneSql.run(tx, [event.id, event.owner])).rows.length > 0) return true;
-        throw new LeaseGone();
+      const marked = await inLazyTransaction(bound, work, {
+        what: 'marking the event done',
+        run: async (tx) => {
+          if ((await doneSql.run(tx, [event.id, event.owner])).rows.length > 0) return true;
+          throw new LeaseGone();
+        },
       }).catch((error: unknown) => {
         if (error instanceof LeaseGone) return false;
         throw error;
@@ -150,7 +163,7 @@ SELECT (SELECT count(*) FROM again)::int AS replayed, (SELECT count(*) FROM woke
     },
     async fail(event: InboxEvent, failure: { error: string; retryInMs: number | null }): Promise<LeaseOutcome> {
       const retry = failure.retryInMs === null ? null : wholeMs(failure.retryInMs);
-      return leaseOutcome((await failSql.run(db, [event.id, event.owner, failure.error, retry])).rows);
+      return ownersCall(bound, 'recording a failure', failSql, [event.id, event.owner, failure.error, retry]);
     },
     async waitForWork(signal: AbortSignal, maxWaitMs: number): Promise<void> {
       if (signal.aborted) return;
@@ -172,9 +185,8 @@ SELECT (SELECT count(*) FROM again)::int AS replayed, (SELECT count(*) FROM woke
       });
     },
     async deadLetters({ limit = 100 } = {}): Promise<DeadLetter[]> {
-      const { rows } = await db.query(
-        `SELECT id, attempts, last_error, received_at FROM ${table} WHERE state = 'dead' ORDER BY received_at LIMIT $1`,
-        [limit],
+      const { rows } = await runBounded(bound, 'listing dead letters', (q) =>
+        q.query(`SELECT id, attempts, last_error, received_at FROM ${table} WHERE state = 'dead' ORDER BY received_at LIMIT $1`, [limit]),
       );
       return rows.map((row) => ({
         id: String(row.id),
@@ -184,7 +196,7 @@ SELECT (SELECT count(*) FROM again)::int AS replayed, (SELECT count(*) FROM woke
       }));
     },
     async replay(id: string): Promise<boolean> {
-      const { rows } = await db.query(replaySql, [id, channel]);
+      const { rows } = await runBounded(bound, 'a replay', (q) => q.query(replaySql, [id, channel]));
       return Number(rows[0]?.replayed ?? 0) > 0;
     },
   };

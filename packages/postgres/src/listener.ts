@@ -1,16 +1,17 @@
-import { ConfigurationError } from '@verikit/core';
+import { ConfigurationError, withTimeout } from '@verikit/core';
 import type { Queryable } from './db.js';
-import { isPool, type PoolLike } from './transaction.js';
+import { isPool, type PoolLike } from './pool.js';
 
 /** PGlite, which can LISTEN with callbacks of its own. */
 interface CallbackListener {
   listen(channel: string, callback: () => void): Promise<() => Promise<void>>;
 }
 
-/** What a LISTEN needs: where, on which channel, and whom to tell. */
+/** What a LISTEN needs: where, on which channel, how long its setup may take, and whom to tell. */
 export interface ListenOptions {
   db: Queryable;
   channel: string;
+  timeoutMs: number;
   /** Called on every notification. */
   onNotification: () => void;
   /** Called once when the connection dies (a restart, pg_terminate_backend), so the next wait listens again. */
@@ -28,10 +29,20 @@ export function checkCanListen(db: Queryable): void {
   }
 }
 
-/** LISTENs on `channel`; resolves to how to stop. */
+/** LISTENs on `channel`, within `timeoutMs`; resolves to how to stop. */
 export function listen(options: ListenOptions): Promise<() => Promise<void>> {
-  const { db, channel, onNotification } = options;
-  if (!isPool(db)) return (db as unknown as CallbackListener).listen(channel, onNotification);
+  const { db, channel, timeoutMs, onNotification } = options;
+  if (!isPool(db)) {
+    const started = (db as unknown as CallbackListener).listen(channel, onNotification);
+    return withTimeout(started, timeoutMs, 'a LISTEN').catch((error: unknown) => {
+      // PGlite answers once it is free: a LISTEN nobody waits for any more is undone then.
+      void started.then(
+        (stop) => stop(),
+        () => {},
+      );
+      throw error;
+    });
+  }
   return listenOnOwnConnection(db, options);
 }
 
@@ -40,11 +51,11 @@ export function listen(options: ListenOptions): Promise<() => Promise<void>> {
  * it never takes a connection the pool was sized for.
  */
 async function listenOnOwnConnection(pool: PoolLike, options: ListenOptions): Promise<() => Promise<void>> {
-  const { channel, onNotification, onClosed } = options;
+  const { channel, timeoutMs, onNotification, onClosed } = options;
   const Client = pool.Client as NonNullable<PoolLike['Client']>;
   const client = new Client(pool.options);
   let dead = false;
-  const close = () => client.end().catch(() => {});
+  const close = () => withTimeout(client.end(), timeoutMs, 'closing the LISTEN connection').catch(() => {});
   // Kept as listeners for good, so an error the server sends after the close is heard, not thrown.
   const die = () => {
     if (dead) return;
@@ -56,8 +67,11 @@ async function listenOnOwnConnection(pool: PoolLike, options: ListenOptions): Pr
   client.on('end', die);
   client.on('notification', onNotification);
   try {
-    await client.connect();
-    await client.query(`LISTEN "${channel}"`);
+    await withTimeout(
+      client.connect().then(() => client.query(`LISTEN "${channel}"`)),
+      timeoutMs,
+      'opening the LISTEN connection',
+    );
   } catch (error) {
     die();
     throw error;
