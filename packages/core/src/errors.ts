@@ -17,6 +17,7 @@ export type VerikitErrorCode =
   | 'webhook_verification'
   | 'store_full'
   | 'lease_lost'
+  | 'transaction_ended'
   | 'not_durable';
 
 /** Base class of every error verikit throws; switch on `code`, not on the message. */

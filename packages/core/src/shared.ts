@@ -41,7 +41,15 @@ export {
 } from './client/options.js';
 export type { WritableLike, WriteOutcome } from './client/write-to.js';
 export { ConfigurationError, InvalidArgumentError, VerikitError, type VerikitErrorCode } from './errors.js';
-export type { AcceptResult, DeadLetter, Inbox, InboxDelivery, InboxEngine, InboxEvent } from './inbox/inbox.js';
+export {
+  type AcceptResult,
+  type DeadLetter,
+  type Inbox,
+  type InboxDelivery,
+  type InboxEngine,
+  type InboxEvent,
+  TransactionEndedError,
+} from './inbox/inbox.js';
 export { createInboxWorker, type InboxContext, type InboxErrorStage, type InboxWorker, type InboxWorkerOptions } from './inbox/worker.js';
 export {
   createInviteHandler,
@@ -83,6 +91,7 @@ export {
   type LeaseOutcome,
   StoreFullError,
 } from './store/store.js';
+export { StorageTimeoutError, withTimeout } from './store/timeout.js';
 export type { OpenTelemetryApi, TelemetryOption } from './telemetry/tracing.js';
 export { consoleLogger, describeError, type LogFields, type Logger, resolveLogger } from './util/logger.js';
 export type { BodyStream, NodeReadableLike } from './util/read-body.js';

@@ -73,6 +73,14 @@ export interface PostgresTableOptions {
   pruneBatchSize?: number;
   /** Told when background work (pruning, listening) fails (default: one line on `console.warn`); the rest keeps working. */
   onError?: (error: unknown) => void;
+  /**
+   * The longest any of verikit's statements may take, in ms, the wait for a free pool connection
+   * included (default 5 000, well within Svix's 15 s). Past it the call fails with a
+   * `StorageTimeoutError` (code `timeout`): the webhook route answers 503 and the sender retries;
+   * a worker tries again later. On a pg Pool the connection is destroyed, never handed back
+   * mid-statement. Statements through `ctx.sql` are held to it too.
+   */
+  timeoutMs?: number;
 }
 
 /** What the store and the inbox have besides their contract: their tables' upkeep. */
@@ -97,12 +105,16 @@ export function resolveTableOptions(
   pruneIntervalMs: number;
   pruneBatchSize: number;
   report: (error: unknown) => void;
+  timeoutMs: number;
 } {
   if (options === null || typeof options !== 'object') throw new ConfigurationError('options', `${what} needs an options object`);
   const db = checkQueryable(options.db);
   const schemaName = options.schema ?? 'verikit';
   const retentionMs = options.retentionMs ?? DEFAULT_RETENTION_MS;
   if (!(retentionMs > 0)) throw new ConfigurationError('retentionMs', 'retentionMs must be positive');
+  const timeoutMs = options.timeoutMs ?? 5_000;
+  if (!Number.isInteger(timeoutMs) || timeoutMs < 1)
+    throw new ConfigurationError('timeoutMs', 'timeoutMs must be a positive whole number of ms');
   return {
     db,
     schemaName,
@@ -111,6 +123,7 @@ export function resolveTableOptions(
     pruneIntervalMs: options.pruneIntervalMs ?? 60_000,
     pruneBatchSize: options.pruneBatchSize ?? 1_000,
     report: options.onError ?? ((error: unknown) => console.warn(`verikit (${what}): ${String(error)}`)),
+    timeoutMs,
   };
 }
 

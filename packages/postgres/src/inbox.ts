@@ -1,6 +1,6 @@
 import type { AcceptResult, DeadLetter, InboxDelivery, InboxEngine, InboxEvent, LeaseOutcome } from '@verikit/core';
+import { type Bound, ownersCall, runBounded } from './bounded.js';
 import {
-  leaseOutcome,
   msFromNow,
   type PostgresMaintenance,
   type PostgresTableOptions,
@@ -9,10 +9,11 @@ import {
   statement,
   wholeMs,
 } from './db.js';
+import { checkCanListen, listen } from './listener.js';
 import { migrateSchema } from './migrate.js';
 import { createNotifier } from './notifier.js';
 import { createPruner } from './pruner.js';
-import { asError, checkout, checkTransactional, inLazyTransaction, isPool, type PooledClient } from './transaction.js';
+import { checkTransactional, inLazyTransaction } from './transaction.js';
 
 /** Options of {@link createPostgresInbox}. */
 export interface PostgresInboxOptions extends PostgresTableOptions {
@@ -26,11 +27,6 @@ export interface PostgresInbox extends InboxEngine<Queryable>, PostgresMaintenan
 /** Thrown inside an event's transaction when its lease turned out to be someone else's: rolls back the work too. */
 class LeaseGone extends Error {}
 
-/** PGlite, which can LISTEN with callbacks of its own. */
-interface CallbackListener {
-  listen(channel: string, callback: () => void): Promise<() => Promise<void>>;
-}
-
 /**
  * The spec's "store and enqueue once" on PostgreSQL (or PGlite): one table keyed by `svix-id`. A
  * delivery is stored and queued by one INSERT (a repeat is a no-op); workers lease due events with
@@ -43,11 +39,13 @@ interface CallbackListener {
  * createInboxWorker({ inbox, onEvent: async (ctx) => { await ctx.sql.query('insert into ...', [ctx.id]) } }).start();
  */
 export function createPostgresInbox(options: PostgresInboxOptions): PostgresInbox {
-  const { db, schemaName, schema, retentionMs, pruneIntervalMs, pruneBatchSize, report } = resolveTableOptions(
+  const { db, schemaName, schema, retentionMs, pruneIntervalMs, pruneBatchSize, report, timeoutMs } = resolveTableOptions(
     options,
     'createPostgresInbox',
   );
   checkTransactional(db);
+  checkCanListen(db);
+  const bound: Bound = { db, timeoutMs };
   const table = `${schema}.verikit_inbox`;
   const channel = `vk_inbox_${schemaName}`.slice(0, 63);
 
@@ -60,6 +58,7 @@ WHERE id IN (
   ORDER BY next_run_at LIMIT $2 FOR UPDATE SKIP LOCKED
 )
 RETURNING id, payload, svix_timestamp, attempts`);
+  const unleaseSql = `UPDATE ${table} SET owner = NULL, leased_until = NULL, attempts = attempts - 1 WHERE owner = $1 AND state = 'pending'`;
   // A done row keeps its owner, so an extension racing the commit reads as ok, not as a lost lease.
   const extendSql = statement(
     `UPDATE ${table} SET leased_until = ${msFromNow('$3')} WHERE id = $1 AND owner = $2 AND state IN ('pending', 'done') RETURNING 1 AS ok`,
@@ -78,14 +77,14 @@ WHERE id = $1 AND owner = $2 AND state = 'pending' RETURNING 1 AS ok`);
 ), woken AS (SELECT pg_notify($2, '') FROM again)
 SELECT (SELECT count(*) FROM again)::int AS replayed, (SELECT count(*) FROM woken)::int AS woken`;
   const pruner = createPruner({
-    db,
+    bound,
     deleteSql: `DELETE FROM ${table} WHERE id IN (SELECT id FROM ${table} WHERE state = 'done' AND finished_at <= now() - ${wholeMs(retentionMs)} * interval '1 millisecond' LIMIT $1)`,
     batchSize: pruneBatchSize,
     intervalMs: pruneIntervalMs,
     onError: report,
   });
 
-  const notifier = createNotifier({ db, channel, onError: report });
+  const notifier = createNotifier({ bound, channel, onError: report });
 
   // Waiters woken by a notification; the listening connection is made on the first wait and remade after a failure.
   const waiters = new Set<() => void>();
@@ -93,40 +92,17 @@ SELECT (SELECT count(*) FROM again)::int AS replayed, (SELECT count(*) FROM woke
     for (const resolve of waiters) resolve();
   };
   let listening: Promise<() => Promise<void>> | undefined;
-  const listen = (): Promise<() => Promise<void>> => {
-    if (!isPool(db)) return (db as unknown as CallbackListener).listen(channel, wake);
-    return (async () => {
-      let client: PooledClient | undefined;
-      let dead = false;
-      // The connection died (a restart, pg_terminate_backend): listen again on the next wait; polling
-      // covers the gap. pg may report one death twice, and even before the checkout has resolved.
-      const die = (error?: Error) => {
-        if (dead) return;
-        dead = true;
+  const listenForWork = () =>
+    listen({
+      db,
+      channel,
+      timeoutMs,
+      onNotification: wake,
+      // Listen again on the next wait; polling covers the gap.
+      onClosed: () => {
         listening = undefined;
-        client?.release(error ?? true);
-      };
-      client = await checkout(db, die);
-      if (dead) {
-        client.release(true);
-        throw new Error('the listening connection closed as it opened');
-      }
-      client.on('notification', wake);
-      try {
-        await client.query(`LISTEN "${channel}"`);
-      } catch (error) {
-        die(asError(error));
-        throw error;
-      }
-      // Closing: the connection is destroyed, not returned LISTENing to the pool, and `die` stays as a
-      // no-op listener, so an error the server sends it later neither releases it twice nor goes unheard.
-      return async () => {
-        if (dead) return;
-        dead = true;
-        client.release(true);
-      };
-    })();
-  };
+      },
+    });
 
   return {
     async migrate() {
@@ -143,7 +119,7 @@ SELECT (SELECT count(*) FROM again)::int AS replayed, (SELECT count(*) FROM woke
     },
     async accept(delivery: InboxDelivery): Promise<AcceptResult> {
       pruner.start();
-      const result = await db.query(acceptSql, [delivery.id, delivery.body, delivery.timestamp]);
+      const result = await runBounded(bound, 'the accept', (q) => q.query(acceptSql, [delivery.id, delivery.body, delivery.timestamp]));
       // pg counts the rows written in rowCount, PGlite in affectedRows: 0 when the id was there already.
       if ((result.rowCount ?? result.affectedRows) === 0) return 'duplicate';
       // Committed: wake this process's workers now, and every instance's through NOTIFY.
@@ -152,7 +128,15 @@ SELECT (SELECT count(*) FROM again)::int AS replayed, (SELECT count(*) FROM woke
       return 'accepted';
     },
     async lease(owner: string, limit: number, leaseMs: number): Promise<InboxEvent[]> {
-      const { rows } = await leaseSql.run(db, [owner, limit, wholeMs(leaseMs)]);
+      const { rows } = await runBounded(
+        bound,
+        'a lease',
+        (q) => leaseSql.run(q, [owner, limit, wholeMs(leaseMs)]),
+        // Leased after the worker was told it failed: nobody runs them, so they are handed back, their attempt uncounted.
+        (late) => {
+          if (late.rows.length > 0) runBounded(bound, 'handing back a late lease', (q) => q.query(unleaseSql, [owner])).catch(report);
+        },
+      );
       return rows.map((row) => ({
         id: String(row.id),
         body: String(row.payload),
@@ -161,14 +145,16 @@ SELECT (SELECT count(*) FROM again)::int AS replayed, (SELECT count(*) FROM woke
         owner,
       }));
     },
-    async extend(event: InboxEvent, leaseMs: number): Promise<LeaseOutcome> {
-      return leaseOutcome((await extendSql.run(db, [event.id, event.owner, wholeMs(leaseMs)])).rows);
-    },
+    extend: (event: InboxEvent, leaseMs: number): Promise<LeaseOutcome> =>
+      ownersCall(bound, 'an extension', extendSql, [event.id, event.owner, wholeMs(leaseMs)]),
     async complete(event: InboxEvent, work: (tx: Queryable) => Promise<void>): Promise<LeaseOutcome> {
       // Marked done last, in the work's transaction: if the lease is gone, the work's writes go too.
-      const marked = await inLazyTransaction(db, work, async (tx) => {
-        if ((await doneSql.run(tx, [event.id, event.owner])).rows.length > 0) return true;
-        throw new LeaseGone();
+      const marked = await inLazyTransaction(bound, work, {
+        what: 'marking the event done',
+        run: async (tx) => {
+          if ((await doneSql.run(tx, [event.id, event.owner])).rows.length > 0) return true;
+          throw new LeaseGone();
+        },
       }).catch((error: unknown) => {
         if (error instanceof LeaseGone) return false;
         throw error;
@@ -177,11 +163,11 @@ SELECT (SELECT count(*) FROM again)::int AS replayed, (SELECT count(*) FROM woke
     },
     async fail(event: InboxEvent, failure: { error: string; retryInMs: number | null }): Promise<LeaseOutcome> {
       const retry = failure.retryInMs === null ? null : wholeMs(failure.retryInMs);
-      return leaseOutcome((await failSql.run(db, [event.id, event.owner, failure.error, retry])).rows);
+      return ownersCall(bound, 'recording a failure', failSql, [event.id, event.owner, failure.error, retry]);
     },
     async waitForWork(signal: AbortSignal, maxWaitMs: number): Promise<void> {
       if (signal.aborted) return;
-      listening ??= listen().catch((error: unknown) => {
+      listening ??= listenForWork().catch((error: unknown) => {
         report(error);
         listening = undefined;
         return async () => {};
@@ -199,9 +185,8 @@ SELECT (SELECT count(*) FROM again)::int AS replayed, (SELECT count(*) FROM woke
       });
     },
     async deadLetters({ limit = 100 } = {}): Promise<DeadLetter[]> {
-      const { rows } = await db.query(
-        `SELECT id, attempts, last_error, received_at FROM ${table} WHERE state = 'dead' ORDER BY received_at LIMIT $1`,
-        [limit],
+      const { rows } = await runBounded(bound, 'listing dead letters', (q) =>
+        q.query(`SELECT id, attempts, last_error, received_at FROM ${table} WHERE state = 'dead' ORDER BY received_at LIMIT $1`, [limit]),
       );
       return rows.map((row) => ({
         id: String(row.id),
@@ -211,7 +196,7 @@ SELECT (SELECT count(*) FROM again)::int AS replayed, (SELECT count(*) FROM woke
       }));
     },
     async replay(id: string): Promise<boolean> {
-      const { rows } = await db.query(replaySql, [id, channel]);
+      const { rows } = await runBounded(bound, 'a replay', (q) => q.query(replaySql, [id, channel]));
       return Number(rows[0]?.replayed ?? 0) > 0;
     },
   };

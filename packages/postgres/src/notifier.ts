@@ -1,4 +1,5 @@
-import { type Queryable, statement } from './db.js';
+import { type Bound, runBounded } from './bounded.js';
+import { statement } from './db.js';
 
 /** Wakes the inbox's workers on every instance, coalescing wake-ups that come faster than NOTIFY can go out. */
 export interface Notifier {
@@ -16,8 +17,8 @@ export interface Notifier {
  * their rows precede, so no wake-up is lost. The first accept after a quiet spell notifies at once;
  * under load workers are busy anyway, and lease again without waiting to be told.
  */
-export function createNotifier(options: { db: Queryable; channel: string; gapMs?: number; onError: (error: unknown) => void }): Notifier {
-  const { db, channel, onError, gapMs = 10 } = options;
+export function createNotifier(options: { bound: Bound; channel: string; gapMs?: number; onError: (error: unknown) => void }): Notifier {
+  const { bound, channel, onError, gapMs = 10 } = options;
   const send = statement('SELECT pg_notify($1, $2)');
   let inFlight: Promise<void> | undefined;
   let owed = false;
@@ -27,8 +28,7 @@ export function createNotifier(options: { db: Queryable; channel: string; gapMs?
       return;
     }
     const sentAt = performance.now();
-    inFlight = send
-      .run(db, [channel, ''])
+    inFlight = runBounded(bound, 'a wake-up NOTIFY', (q) => send.run(q, [channel, '']))
       .then(
         () => {},
         // Workers also poll: a wake-up that failed delays work by one poll interval at most.

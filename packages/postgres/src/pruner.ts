@@ -1,4 +1,4 @@
-import type { Queryable } from './db.js';
+import { type Bound, runBounded } from './bounded.js';
 
 /** Deletes rows in batches, now and then in the background. */
 export interface Pruner {
@@ -15,19 +15,21 @@ export interface Pruner {
  * statement: no long lock, and a busy table is caught up over several rounds.
  */
 export function createPruner(options: {
-  db: Queryable;
+  bound: Bound;
   deleteSql: string;
   batchSize: number;
   intervalMs: number;
   onError: (error: unknown) => void;
 }): Pruner {
-  const { db, deleteSql, batchSize, intervalMs, onError } = options;
+  const { bound, deleteSql, batchSize, intervalMs, onError } = options;
   let timer: ReturnType<typeof setInterval> | undefined;
   let running: Promise<number> | undefined;
   const prune = async (): Promise<number> => {
     let total = 0;
     for (let round = 0; round < 100; round++) {
-      const { rows } = await db.query(`WITH gone AS (${deleteSql} RETURNING 1) SELECT count(*)::int AS n FROM gone`, [batchSize]);
+      const { rows } = await runBounded(bound, 'a pruning batch', (q) =>
+        q.query(`WITH gone AS (${deleteSql} RETURNING 1) SELECT count(*)::int AS n FROM gone`, [batchSize]),
+      );
       const n = Number(rows[0]?.n ?? 0);
       total += n;
       if (n < batchSize) break;

@@ -1,6 +1,6 @@
 import type { ClaimOptions, ClaimResult, IdempotencyStore, Lease, LeaseOutcome } from '@verikit/core';
+import { type Bound, ownersCall, runBounded } from './bounded.js';
 import {
-  leaseOutcome,
   msFromNow,
   type PostgresMaintenance,
   type PostgresTableOptions,
@@ -31,7 +31,11 @@ export interface PostgresIdempotencyStore extends IdempotencyStore, PostgresMain
  * app.use('/verikit', verikitRouter({ webhook: { secret, store, onEvent } }));
  */
 export function createPostgresStore(options: PostgresStoreOptions): PostgresIdempotencyStore {
-  const { db, schema, retentionMs, pruneIntervalMs, pruneBatchSize, report } = resolveTableOptions(options, 'createPostgresStore');
+  const { db, schema, retentionMs, pruneIntervalMs, pruneBatchSize, report, timeoutMs } = resolveTableOptions(
+    options,
+    'createPostgresStore',
+  );
+  const bound: Bound = { db, timeoutMs };
   const table = `${schema}.verikit_receipts`;
 
   // Claimed when the upsert wrote our owner; otherwise the row as it stood before this statement.
@@ -51,7 +55,9 @@ RETURNING 1 AS ok`);
   );
   const pruneSql = `DELETE FROM ${table} WHERE id IN (SELECT id FROM ${table} WHERE expires_at <= now() LIMIT $1)`;
 
-  const pruner = createPruner({ db, deleteSql: pruneSql, batchSize: pruneBatchSize, intervalMs: pruneIntervalMs, onError: report });
+  const pruner = createPruner({ bound, deleteSql: pruneSql, batchSize: pruneBatchSize, intervalMs: pruneIntervalMs, onError: report });
+
+  const release = (lease: Lease): Promise<LeaseOutcome> => ownersCall(bound, 'a release', releaseSql, [lease.id, lease.owner]);
 
   return {
     async migrate() {
@@ -62,20 +68,24 @@ RETURNING 1 AS ok`);
     async claim(id: string, claim: ClaimOptions): Promise<ClaimResult> {
       pruner.start();
       const owner = crypto.randomUUID();
-      const { rows } = await claimSql.run(db, [id, owner, wholeMs(claim.leaseMs)]);
+      const { rows } = await runBounded(
+        bound,
+        'a claim',
+        (q) => claimSql.run(q, [id, owner, wholeMs(claim.leaseMs)]),
+        // Claimed after the caller was told it failed (503): let the sender's retry claim it, not wait out the lease.
+        (late) => {
+          if (late.rows[0]?.taken === owner) release({ id, owner }).catch(report);
+        },
+      );
       const row = rows[0] ?? {};
       if (row.taken === owner) return { status: 'claimed', lease: { id, owner } };
       // No row before, and not ours: another instance inserted it within this very instant.
       return row.state === 'done' ? { status: 'done' } : { status: 'in-progress' };
     },
-    async complete(lease: Lease): Promise<LeaseOutcome> {
-      return leaseOutcome((await completeSql.run(db, [lease.id, lease.owner, wholeMs(retentionMs)])).rows);
-    },
-    async release(lease: Lease): Promise<LeaseOutcome> {
-      return leaseOutcome((await releaseSql.run(db, [lease.id, lease.owner])).rows);
-    },
-    async extend(lease: Lease, claim: ClaimOptions): Promise<LeaseOutcome> {
-      return leaseOutcome((await extendSql.run(db, [lease.id, lease.owner, wholeMs(claim.leaseMs)])).rows);
-    },
+    complete: (lease: Lease): Promise<LeaseOutcome> =>
+      ownersCall(bound, 'a completion', completeSql, [lease.id, lease.owner, wholeMs(retentionMs)]),
+    release,
+    extend: (lease: Lease, claim: ClaimOptions): Promise<LeaseOutcome> =>
+      ownersCall(bound, 'an extension', extendSql, [lease.id, lease.owner, wholeMs(claim.leaseMs)]),
   };
 }

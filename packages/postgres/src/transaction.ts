@@ -1,26 +1,13 @@
-import { ConfigurationError } from '@verikit/core';
+import { ConfigurationError, StorageTimeoutError, TransactionEndedError, withTimeout } from '@verikit/core';
+import { type Bound, runBounded } from './bounded.js';
 import type { Queryable } from './db.js';
-
-/** A client checked out of a pg Pool. */
-export interface PooledClient extends Queryable {
-  release(error?: Error | boolean): void;
-  on(event: 'error' | 'notification', listener: (error: Error) => void): unknown;
-  removeListener(event: 'error', listener: (error: Error) => void): unknown;
-}
-
-/** A pg Pool: hands out one client per transaction. */
-export interface PoolLike extends Queryable {
-  connect(callback: (error: Error | undefined, client: PooledClient | undefined) => void): void;
-  totalCount: number;
-}
+import { asError, hold, isPool, type PooledClient, type PoolLike } from './pool.js';
 
 /** PGlite: one in-process connection with transactions of its own. */
 interface TransactionalLike extends Queryable {
   transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
 }
 
-export const isPool = (db: Queryable): db is PoolLike =>
-  typeof (db as PoolLike).connect === 'function' && typeof (db as PoolLike).totalCount === 'number';
 const isTransactional = (db: Queryable): db is TransactionalLike => typeof (db as TransactionalLike).transaction === 'function';
 
 /** Checks, at creation, that `db` can run a transaction on a connection of its own (a pg Pool, or PGlite). */
@@ -33,95 +20,96 @@ export function checkTransactional(db: Queryable): void {
   }
 }
 
-/** A thrown value as an Error, for `client.release(error)`, which takes only an Error to mean "destroy it". */
-export const asError = (value: unknown): Error => (value instanceof Error ? value : new Error(String(value)));
+/** What a statement in the work's transaction is called when it does not answer in time. */
+const WORK_QUERY = 'a ctx.sql query';
 
-/** An open transaction: its queries, and how it ends. */
+/** An open transaction: its statements, each within the bound, and how it ends. */
 interface OpenTransaction {
+  /** The work's queries (`ctx.sql`). */
   tx: Queryable;
+  /** Runs one of verikit's own statements in it. */
+  run<T>(what: string, statement: (tx: Queryable) => Promise<T>): Promise<T>;
   commit(): Promise<void>;
-  rollback(error: unknown): Promise<void>;
+  /** Never throws: a transaction that cannot even roll back has its connection destroyed, which rolls it back. */
+  rollback(): Promise<void>;
 }
 
 /**
- * Checks a client out with `onError` listening from the moment it is handed over. pg reports a
- * connection killed while checked out as an 'error' event, and unheard that crashes the process.
- * The callback form matters: pg parses a network read's messages in one go, so a kill that arrives
- * with the connection's first "ready" is emitted before a promise's `await` would resume.
+ * Checks a client out of the pool and sends BEGIN. A statement that does not answer in time ends
+ * the transaction: its client is destroyed, never handed back mid-statement, so the server rolls
+ * back when the connection goes, and whatever comes after is refused. An SQL error does not end it
+ * (the work may recover with a savepoint); a failed BEGIN, COMMIT or ROLLBACK destroys the client.
  */
-export function checkout(pool: PoolLike, onError: (error: Error) => void): Promise<PooledClient> {
-  return new Promise((resolve, reject) => {
-    pool.connect((error, client) => {
-      if (error !== undefined || client === undefined) return reject(error ?? new Error('pg Pool gave no client'));
-      client.on('error', onError);
-      resolve(client);
+async function beginOnPool(pool: PoolLike, timeoutMs: number): Promise<OpenTransaction> {
+  const held = hold(pool);
+  let ended = false;
+  const end = (error?: Error) => {
+    ended = true;
+    held.release(error);
+  };
+  const bounded = async <T>(what: string, call: (client: PooledClient) => Promise<T>): Promise<T> => {
+    if (ended) throw new TransactionEndedError();
+    try {
+      return await withTimeout(held.client.then(call), timeoutMs, what);
+    } catch (error) {
+      if (error instanceof StorageTimeoutError) end(error);
+      throw error;
+    }
+  };
+  const control = (what: string, statement: string): Promise<unknown> =>
+    bounded(what, (client) => client.query(statement)).catch((error: unknown) => {
+      end(asError(error));
+      throw error;
     });
-  });
-}
-
-/** Checks a client out of the pool and sends BEGIN. */
-async function beginOnPool(pool: PoolLike): Promise<OpenTransaction> {
-  let broken: Error | undefined;
-  // A connection killed while idle inside the transaction (between the work's queries): the next query fails anyway.
-  const onError = (error: Error) => {
-    broken = error;
-  };
-  const client = await checkout(pool, onError);
-  const release = () => {
-    client.removeListener('error', onError);
-    client.release(broken);
-  };
-  try {
-    await client.query('BEGIN');
-  } catch (error) {
-    broken = asError(error);
-    release();
-    throw error;
-  }
+  await control('opening a transaction', 'BEGIN');
   return {
-    tx: client,
+    tx: { query: (text, params) => bounded(WORK_QUERY, (client) => client.query(text, params)) },
+    run: bounded,
     async commit() {
-      try {
-        await client.query('COMMIT');
-      } catch (error) {
-        broken = asError(error);
-        throw error;
-      } finally {
-        release();
-      }
+      await control('a commit', 'COMMIT');
+      end();
     },
     async rollback() {
-      await client.query('ROLLBACK').catch((rollback: unknown) => {
-        // A connection that cannot even roll back (killed, say) must not go back to the pool.
-        broken = asError(rollback);
-      });
-      release();
+      if (ended) return;
+      // A failure has destroyed the client already, which rolls it back just as well.
+      await control('a rollback', 'ROLLBACK').then(
+        () => end(),
+        () => {},
+      );
     },
   };
 }
 
 /** Opens PGlite's callback-scoped transaction and holds it open until told how it ends. */
-function beginOnPGlite(db: TransactionalLike): Promise<OpenTransaction> {
-  return new Promise((resolveOpen, rejectOpen) => {
-    let end!: (error: unknown) => void;
-    const ending = new Promise<unknown>((resolve) => (end = resolve));
+function beginOnPGlite(db: TransactionalLike, timeoutMs: number): Promise<OpenTransaction> {
+  const opening = new Promise<OpenTransaction>((resolveOpen, rejectOpen) => {
+    let end!: (rollback: boolean) => void;
+    const ending = new Promise<boolean>((resolve) => (end = resolve));
     const finished = db.transaction(async (tx) => {
       resolveOpen({
-        tx,
+        tx: { query: (text, params) => withTimeout(tx.query(text, params), timeoutMs, WORK_QUERY) },
+        run: (what, statement) => withTimeout(statement(tx), timeoutMs, what),
         commit: async () => {
-          end(undefined);
-          await finished;
+          end(false);
+          await withTimeout(finished, timeoutMs, 'a commit');
         },
-        rollback: async (error) => {
-          end(error ?? new Error('rolled back'));
-          await finished.catch(() => {});
+        rollback: async () => {
+          end(true);
+          await withTimeout(finished, timeoutMs, 'a rollback').catch(() => {});
         },
       });
       // Throwing here is how PGlite is told to roll back.
-      const error = await ending;
-      if (error !== undefined) throw error;
+      if (await ending) throw new Error('rolled back');
     });
     finished.catch(rejectOpen);
+  });
+  return withTimeout(opening, timeoutMs, 'opening a transaction').catch((error: unknown) => {
+    // PGlite opens it later, when its connection is free: no work will come, so it ends at once.
+    void opening.then(
+      (late) => late.rollback(),
+      () => {},
+    );
+    throw error;
   });
 }
 
@@ -129,29 +117,41 @@ function beginOnPGlite(db: TransactionalLike): Promise<OpenTransaction> {
  * Runs `work` with a transaction that opens on its first query, then `last` in that transaction,
  * and commits both; a throw from either rolls both back. When `work` never queries, no transaction
  * is opened and `last` runs on `db` alone: work that writes elsewhere costs one statement, not
- * BEGIN, the statement and COMMIT.
+ * BEGIN, the statement and COMMIT. Every statement is bounded by `timeoutMs`, and the `tx` handed
+ * to `work` refuses every query once `work` has settled: kept and used later, it would write outside
+ * the transaction (on a pg Pool, on a client already back in the pool), once per attempt.
  */
 export async function inLazyTransaction<T>(
-  db: Queryable,
+  bound: Bound,
   work: (tx: Queryable) => Promise<void>,
-  last: (db: Queryable) => Promise<T>,
+  last: { what: string; run: (db: Queryable) => Promise<T> },
 ): Promise<T> {
+  const { db, timeoutMs } = bound;
   let opening: Promise<OpenTransaction> | undefined;
-  const open = () => (opening ??= isTransactional(db) && !isPool(db) ? beginOnPGlite(db) : beginOnPool(db as PoolLike));
-  const tx: Queryable = { query: async (text, params) => (await open()).tx.query(text, params) };
+  let settled = false;
+  const open = () =>
+    (opening ??= isTransactional(db) && !isPool(db) ? beginOnPGlite(db, timeoutMs) : beginOnPool(db as PoolLike, timeoutMs));
+  const tx: Queryable = {
+    query: async (text, params) => {
+      if (settled) throw new TransactionEndedError();
+      return (await open()).tx.query(text, params);
+    },
+  };
   try {
     await work(tx);
   } catch (error) {
-    if (opening !== undefined) await (await opening.catch(() => undefined))?.rollback(error);
+    settled = true;
+    if (opening !== undefined) await (await opening.catch(() => undefined))?.rollback();
     throw error;
   }
-  if (opening === undefined) return last(db);
+  settled = true;
+  if (opening === undefined) return runBounded(bound, last.what, last.run);
   const transaction = await opening;
   let result: T;
   try {
-    result = await last(transaction.tx);
+    result = await transaction.run(last.what, last.run);
   } catch (error) {
-    await transaction.rollback(error);
+    await transaction.rollback();
     throw error;
   }
   await transaction.commit();

@@ -4,6 +4,7 @@ import { signWebhook } from '@verikit/testing';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { POSTGRES_URL, requireService } from '../../../test-support/services.js';
+import { serveWebhook } from '../../../test-support/webhook-route.js';
 import { createPostgresInbox, type PostgresInbox, type Queryable } from '../src/index.js';
 
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
@@ -162,6 +163,39 @@ function inboxSuite(name: string, open: () => Promise<{ db: Queryable; close(): 
       }
     });
 
+    it('a ctx.sql kept past its event (a late promise, a closure) refuses every query, so no ended attempt writes after the fact', async () => {
+      const { deliver, worker, write, effects, schema } = await fresh();
+      const late: Array<Promise<unknown>> = [];
+      const outcome = (query: Promise<unknown>) =>
+        query.then(
+          () => 'ran',
+          (error: { name: string; code: string }) => ({ name: error.name, code: error.code }),
+        );
+      const w = worker({
+        retry: { maxAttempts: 5, baseDelayMs: 10, maxDelayMs: 20 },
+        onEvent: async (ctx) => {
+          // Each attempt leaves a write behind, to run once onEvent has ended.
+          late.push(
+            new Promise((resolve) => setTimeout(resolve, 20)).then(() =>
+              outcome(ctx.sql.query(`INSERT INTO ${schema}.effects (id, attempt) VALUES ($1, $2)`, [ctx.id, 100 + ctx.attempt])),
+            ),
+          );
+          if (ctx.attempt === 1) {
+            await write(ctx);
+            throw new Error('fails after writing');
+          }
+          if (ctx.attempt === 2) throw new Error('fails before writing');
+          await write(ctx);
+        },
+      });
+      w.start();
+      const { id } = await deliver({ type: 'kyb.case.status_changed', data: { refId: 'kept' } });
+      await until(async () => late.length === 3 && (await effects()).length > 0, 'the third attempt');
+      const outcomes = await Promise.all(late);
+      expect(await effects()).toEqual([{ id, attempt: 3 }]);
+      expect(outcomes).toEqual(Array(3).fill({ name: 'TransactionEndedError', code: 'transaction_ended' }));
+    });
+
     it('stop() lets running work finish and takes nothing new', async () => {
       const { deliver, worker, write, effects } = await fresh();
       let release!: () => void;
@@ -222,8 +256,52 @@ describe('createPostgresInbox options', () => {
   });
 });
 
-describe.runIf(serverAvailable)('the listening connection on close', () => {
-  it('is destroyed, not handed back to the pool LISTENing, and a later server error on it is neither unheard nor a double release', async () => {
+describe.runIf(serverAvailable)('the listening connection', () => {
+  it("is not one of the pool's: with max: 1 the route keeps its connection (204), and a NOTIFY still wakes another instance's worker", async () => {
+    const app = `verikit-listen-own-${process.pid}`;
+    const pool = new pg.Pool({ connectionString: POSTGRES_URL, max: 1, application_name: app });
+    pool.on('error', () => {});
+    // Looks on from outside the pool, which has room for one connection only.
+    const observer = new pg.Client({ connectionString: POSTGRES_URL });
+    await observer.connect();
+    const schema = `verikit_listen_${process.pid}_${Date.now().toString(36)}_own`;
+    const inbox = createPostgresInbox({ db: pool, schema });
+    const elsewhere = createPostgresInbox({ db: pool, schema });
+    await inbox.migrate();
+    await observer.query(`CREATE TABLE ${schema}.effects (id text NOT NULL)`);
+    const worker = createInboxWorker<Queryable>({
+      inbox: elsewhere,
+      pollIntervalMs: 60_000, // only a notification can wake it in time
+      logger: false,
+      onEvent: async (ctx) => {
+        await ctx.sql.query(`INSERT INTO ${schema}.effects (id) VALUES ($1)`, [ctx.id]);
+      },
+    });
+    const route = await serveWebhook({ secret: SECRET, inbox, logger: false });
+    try {
+      worker.start();
+      await until(
+        async () =>
+          (await observer.query(`SELECT 1 FROM pg_stat_activity WHERE application_name = $1 AND query LIKE 'LISTEN%'`, [app])).rows
+            .length === 1,
+        'the LISTEN connection',
+      );
+      const signed = signWebhook({ secret: SECRET, payload: { type: 'kyb.case.status_changed', data: { refId: 'max1' } } });
+      expect(await route.send(signed)).toBe(204);
+      await until(async () => (await observer.query(`SELECT id FROM ${schema}.effects`)).rows.length === 1, 'the woken worker');
+      expect((await observer.query(`SELECT id FROM ${schema}.effects`)).rows).toEqual([{ id: signed.id }]);
+    } finally {
+      await route.close();
+      await worker.stop({ timeoutMs: 2_000 });
+      await elsewhere.close();
+      await inbox.close();
+      await observer.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await observer.end();
+      await pool.end();
+    }
+  });
+
+  it('is closed on close(), not left LISTENing, and a later server error on it is neither unheard nor a double release', async () => {
     const app = `verikit-listen-close-${process.pid}`;
     const pool = new pg.Pool({ connectionString: POSTGRES_URL, max: 4, application_name: app });
     pool.on('error', () => {});

@@ -20,7 +20,7 @@ const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
 describe('createNotifier', () => {
   it('sends at once, then owes one NOTIFY for everything asked while one was in flight', async () => {
     const { db, sent } = heldDb();
-    const notifier = createNotifier({ db, channel: 'vk_inbox_test', gapMs: 0, onError: () => {} });
+    const notifier = createNotifier({ bound: { db, timeoutMs: 60_000 }, channel: 'vk_inbox_test', gapMs: 0, onError: () => {} });
     notifier.notify();
     expect(sent.map((s) => s.params)).toEqual([['vk_inbox_test', '']]);
     notifier.notify();
@@ -37,7 +37,7 @@ describe('createNotifier', () => {
 
   it('waits gapMs from the last send before the owed one, so a busy route sends a bounded number', async () => {
     const { db, sent } = heldDb();
-    const notifier = createNotifier({ db, channel: 'c', gapMs: 50, onError: () => {} });
+    const notifier = createNotifier({ bound: { db, timeoutMs: 60_000 }, channel: 'c', gapMs: 50, onError: () => {} });
     notifier.notify();
     notifier.notify();
     sent[0]?.finish();
@@ -52,7 +52,7 @@ describe('createNotifier', () => {
   it('a failed NOTIFY is reported and the next one still goes', async () => {
     const { db, sent } = heldDb();
     const errors: unknown[] = [];
-    const notifier = createNotifier({ db, channel: 'c', gapMs: 0, onError: (error) => errors.push(error) });
+    const notifier = createNotifier({ bound: { db, timeoutMs: 60_000 }, channel: 'c', gapMs: 0, onError: (error) => errors.push(error) });
     notifier.notify();
     sent[0]?.finish(new Error('connection terminated'));
     await notifier.settled();

@@ -2,7 +2,8 @@ import { EventEmitter } from 'node:events';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { POSTGRES_URL, requireService } from '../../../test-support/services.js';
-import { checkout, inLazyTransaction, type PooledClient, type PoolLike } from '../src/transaction.js';
+import { checkout, type PooledClient, type PoolLike } from '../src/pool.js';
+import { inLazyTransaction } from '../src/transaction.js';
 
 const serverAvailable = await requireService('PostgreSQL', POSTGRES_URL);
 
@@ -43,26 +44,25 @@ describe('checkout', () => {
 });
 
 describe('inLazyTransaction', () => {
-  it('work that never queries opens no transaction: the last statement runs alone on the pool', async () => {
+  it('work that never queries opens no transaction: the last statement runs alone', async () => {
     const { pool, statements, released } = recordingPool();
-    const result = await inLazyTransaction(
-      pool,
-      async () => {},
-      async (db) => (await db.query('UPDATE done')).rows.length,
-    );
+    const result = await inLazyTransaction({ db: pool, timeoutMs: 5_000 }, async () => {}, {
+      what: 'the last statement',
+      run: async (db) => (await db.query('UPDATE done')).rows.length,
+    });
     expect(result).toBe(1);
-    expect(statements).toEqual(['pool: UPDATE done']);
-    expect(released).toEqual([]);
+    expect(statements).toEqual(['UPDATE done']);
+    expect(released).toEqual([undefined]);
   });
 
   it('work that queries runs between BEGIN and COMMIT, with the last statement in the same transaction', async () => {
     const { pool, statements, released } = recordingPool();
     await inLazyTransaction(
-      pool,
+      { db: pool, timeoutMs: 5_000 },
       async (tx) => {
         await Promise.all([tx.query('INSERT a'), tx.query('INSERT b')]);
       },
-      (tx) => tx.query('UPDATE done'),
+      { what: 'the last statement', run: (tx) => tx.query('UPDATE done') },
     );
     expect(statements).toEqual(['BEGIN', 'INSERT a', 'INSERT b', 'UPDATE done', 'COMMIT']);
     expect(released).toEqual([undefined]);
@@ -72,13 +72,16 @@ describe('inLazyTransaction', () => {
     for (const failing of ['work', 'last'] as const) {
       const { pool, statements, released } = recordingPool();
       const outcome = inLazyTransaction(
-        pool,
+        { db: pool, timeoutMs: 5_000 },
         async (tx) => {
           await tx.query('INSERT a');
           if (failing === 'work') throw new Error('work failed');
         },
-        async () => {
-          throw new Error('last failed');
+        {
+          what: 'the last statement',
+          run: async () => {
+            throw new Error('last failed');
+          },
         },
       );
       await expect(outcome).rejects.toThrow(`${failing} failed`);
@@ -98,23 +101,22 @@ describe.skipIf(!serverAvailable)('inLazyTransaction on the real PostgreSQL', ()
     try {
       let seenInside = -1;
       await inLazyTransaction(
-        pool,
+        { db: pool, timeoutMs: 5_000 },
         async (tx) => {
           await tx.query(`INSERT INTO ${table} VALUES ('a')`);
           seenInside = (await pool.query(`SELECT * FROM ${table}`)).rows.length;
         },
-        (tx) => tx.query(`INSERT INTO ${table} VALUES ('done')`),
+        { what: 'the last statement', run: (tx) => tx.query(`INSERT INTO ${table} VALUES ('done')`) },
       );
       expect(seenInside).toBe(0);
       expect((await pool.query(`SELECT id FROM ${table} ORDER BY id`)).rows).toEqual([{ id: 'a' }, { id: 'done' }]);
       await expect(
-        inLazyTransaction(
-          pool,
-          (tx) => tx.query(`INSERT INTO ${table} VALUES ('b')`).then(() => undefined),
-          async () => {
+        inLazyTransaction({ db: pool, timeoutMs: 5_000 }, (tx) => tx.query(`INSERT INTO ${table} VALUES ('b')`).then(() => undefined), {
+          what: 'the last statement',
+          run: async () => {
             throw new Error('lease gone');
           },
-        ),
+        }),
       ).rejects.toThrow('lease gone');
       expect((await pool.query(`SELECT count(*)::int AS n FROM ${table}`)).rows[0]?.n).toBe(2);
     } finally {

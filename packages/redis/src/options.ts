@@ -1,4 +1,11 @@
-import { ConfigurationError, DEFAULT_RETENTION_MS, type Logger, resolveLogger, VerikitError } from '@verikit/core';
+import {
+  withTimeout as boundCall,
+  ConfigurationError,
+  DEFAULT_RETENTION_MS,
+  type Logger,
+  resolveLogger,
+  StorageTimeoutError,
+} from '@verikit/core';
 import type { Cluster, Redis } from 'ioredis';
 import { type PersistencePolicy, persistenceGuard } from './persistence.js';
 
@@ -28,30 +35,16 @@ export interface RedisBaseOptions {
 }
 
 /** Redis did not answer the webhook route's call in time (it is down or unreachable); the delivery is answered 503. */
-export class RedisTimeoutError extends VerikitError {
+export class RedisTimeoutError extends StorageTimeoutError {
   override name = 'RedisTimeoutError';
   constructor(what: string, timeoutMs: number) {
-    super('timeout', `Redis did not answer ${what} within ${timeoutMs} ms (down or unreachable?)`);
+    super(what, timeoutMs, 'Redis');
   }
 }
 
-/** Runs `call`, rejecting with {@link RedisTimeoutError} when it takes longer than `timeoutMs`. */
-export function withTimeout<T>(call: Promise<T>, timeoutMs: number, what: string): Promise<T> {
-  // A call that answers after the deadline is let go: the sender's retry meets what it did.
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new RedisTimeoutError(what, timeoutMs)), timeoutMs);
-    call.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (error: unknown) => {
-        clearTimeout(timer);
-        reject(error);
-      },
-    );
-  });
-}
+/** Core's `withTimeout`, rejecting with {@link RedisTimeoutError}: a call that answers after the deadline is let go. */
+export const withTimeout = <T>(call: Promise<T>, timeoutMs: number, what: string): Promise<T> =>
+  boundCall(call, timeoutMs, what, RedisTimeoutError);
 
 /** The shared options, checked at creation so a wrong one fails at startup and not at the first delivery. */
 export function resolveBaseOptions(options: RedisBaseOptions, factory: string) {

@@ -1,3 +1,4 @@
+import { VerikitError } from '../errors.js';
 import type { LeaseOutcome } from '../store/store.js';
 
 /** A verified delivery as the webhook route hands it to an inbox: its id, timestamp and exact body. */
@@ -47,7 +48,10 @@ export interface InboxEngine<Tx = unknown> extends Inbox {
   lease(owner: string, limit: number, leaseMs: number): Promise<InboxEvent[]>;
   /** Moves the lease's expiry to `leaseMs` from now while the work runs; `stale` when it is not the owner's. */
   extend(event: InboxEvent, leaseMs: number): Promise<LeaseOutcome>;
-  /** Runs `work` in a transaction that also marks the event done; a throw rolls both back. `stale` (nothing run) when not the owner's. */
+  /**
+   * Runs `work` in a transaction that also marks the event done; a throw rolls both back. `stale` (nothing run) when not the
+   * owner's. Once `work` has settled, `tx` refuses every query with a {@link TransactionEndedError}.
+   */
   complete(event: InboxEvent, work: (tx: Tx) => Promise<void>): Promise<LeaseOutcome>;
   /** Records a failed attempt: due again in `retryInMs`, or dead-lettered when it is `null`. */
   fail(event: InboxEvent, failure: { error: string; retryInMs: number | null }): Promise<LeaseOutcome>;
@@ -57,4 +61,19 @@ export interface InboxEngine<Tx = unknown> extends Inbox {
   deadLetters(options?: { limit?: number }): Promise<DeadLetter[]>;
   /** Queues a dead-lettered event again with fresh attempts; false when there is no such dead letter. */
   replay(id: string): Promise<boolean>;
+}
+
+/**
+ * `ctx.sql` was used after its event's transaction had ended: its `onEvent` had returned or thrown
+ * (a write then would land outside the transaction that marks the event done, once per attempt), or
+ * a statement in it did not answer in time. The query was not run.
+ */
+export class TransactionEndedError extends VerikitError {
+  override name = 'TransactionEndedError';
+  constructor() {
+    super(
+      'transaction_ended',
+      "the event's transaction had ended (onEvent had returned or thrown, or a statement in it did not answer in time), so this ctx.sql query was not run: await every ctx.sql query inside onEvent",
+    );
+  }
 }

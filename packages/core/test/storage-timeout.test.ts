@@ -1,0 +1,48 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { StorageTimeoutError, VerikitError, withTimeout } from '../src/index.node.js';
+
+describe('withTimeout', () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('settles as the call does when it answers in time, and leaves no timer behind', async () => {
+    await expect(withTimeout(Promise.resolve('rows'), 1_000, 'a claim')).resolves.toBe('rows');
+    await expect(withTimeout(Promise.reject(new Error('refused')), 1_000, 'a claim')).rejects.toThrow('refused');
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('rejects with a StorageTimeoutError (code timeout) once the bound passes, and ignores a later answer', async () => {
+    let answer!: (value: string) => void;
+    const bounded = withTimeout(new Promise<string>((resolve) => (answer = resolve)), 1_000, 'the accept');
+    const outcome = bounded.catch((error: unknown) => error);
+    await vi.advanceTimersByTimeAsync(1_000);
+    answer('too late');
+    const error = await outcome;
+    expect(error).toBeInstanceOf(StorageTimeoutError);
+    expect(error).toBeInstanceOf(VerikitError);
+    expect(error).toMatchObject({ name: 'StorageTimeoutError', code: 'timeout', timeoutMs: 1_000 });
+    expect((error as Error).message).toBe(
+      'the database did not answer the accept within 1000 ms (down, unreachable or every connection busy?)',
+    );
+  });
+
+  it('rejects with the subclass an engine names', async () => {
+    class EngineTimeoutError extends StorageTimeoutError {
+      override name = 'EngineTimeoutError';
+      constructor(what: string, timeoutMs: number) {
+        super(what, timeoutMs, 'Engine');
+      }
+    }
+    const outcome = withTimeout(new Promise(() => {}), 50, 'a lease', EngineTimeoutError).catch((error: unknown) => error);
+    await vi.advanceTimersByTimeAsync(50);
+    expect(await outcome).toMatchObject({
+      name: 'EngineTimeoutError',
+      code: 'timeout',
+      message: expect.stringMatching(/^Engine did not answer a lease/),
+    });
+  });
+});
