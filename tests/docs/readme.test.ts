@@ -33,8 +33,8 @@ afterAll(() => rmSync(work, { recursive: true, force: true }));
 /** Runs a compiled snippet to its end and returns what it printed. */
 async function runToEnd(file: string, env: Record<string, string> = {}): Promise<string> {
   const script = runScript(file, work, env);
-  // 'close', not 'exit': by then every byte the program printed has been read.
-  const code = await new Promise<number | null>((resolve) => script.child.on('close', (exitCode) => resolve(exitCode)));
+  // Closed, not just exited: by then every byte the program printed has been read.
+  const code = await script.closed;
   const output = script.output();
   expect(code, output).toBe(0);
   return output;
