@@ -17,7 +17,9 @@ export type VerikitErrorCode =
   | 'webhook_verification'
   | 'store_full'
   | 'lease_lost'
-  | 'not_durable';
+  | 'not_durable'
+  | 'event_timeout'
+  | 'event_abandoned';
 
 /** Base class of every error verikit throws; switch on `code`, not on the message. */
 export class VerikitError extends Error {

@@ -4,6 +4,8 @@ import type { Queryable } from './db.js';
 /** A client checked out of a pg Pool. */
 export interface PooledClient extends Queryable {
   release(error?: Error | boolean): void;
+  /** The server's process id for this connection, to stop its backend. */
+  readonly processID?: number | null;
   on(event: 'error' | 'notification', listener: (error: Error) => void): unknown;
   removeListener(event: 'error', listener: (error: Error) => void): unknown;
 }
@@ -40,7 +42,8 @@ export const asError = (value: unknown): Error => (value instanceof Error ? valu
 interface OpenTransaction {
   tx: Queryable;
   commit(): Promise<void>;
-  rollback(error: unknown): Promise<void>;
+  /** Rolls back; `busy` when a query of the work is still running (an abandoned, timed-out `onEvent`'s). */
+  rollback(error: unknown, busy: boolean): Promise<void>;
 }
 
 /**
@@ -90,7 +93,17 @@ async function beginOnPool(pool: PoolLike): Promise<OpenTransaction> {
         release();
       }
     },
-    async rollback() {
+    async rollback(_error, busy) {
+      if (busy) {
+        // ROLLBACK would wait behind the running query, perhaps for ever: end the session instead,
+        // which rolls the transaction back. The connection is destroyed first, so the pool has room
+        // for the statement that stops its backend now rather than when that query ends.
+        broken = new Error('transaction abandoned with a query still running');
+        const pid = client.processID;
+        client.release(broken);
+        if (typeof pid === 'number') await pool.query('SELECT pg_terminate_backend($1)', [pid]).catch(() => {});
+        return;
+      }
       await client.query('ROLLBACK').catch((rollback: unknown) => {
         // A connection that cannot even roll back (killed, say) must not go back to the pool.
         broken = asError(rollback);
@@ -112,6 +125,7 @@ function beginOnPGlite(db: TransactionalLike): Promise<OpenTransaction> {
           end(undefined);
           await finished;
         },
+        // A query still running finishes first (PGlite runs one at a time, in this process), then the rollback.
         rollback: async (error) => {
           end(error ?? new Error('rolled back'));
           await finished.catch(() => {});
@@ -138,11 +152,21 @@ export async function inLazyTransaction<T>(
 ): Promise<T> {
   let opening: Promise<OpenTransaction> | undefined;
   const open = () => (opening ??= isTransactional(db) && !isPool(db) ? beginOnPGlite(db) : beginOnPool(db as PoolLike));
-  const tx: Queryable = { query: async (text, params) => (await open()).tx.query(text, params) };
+  let running = 0;
+  const tx: Queryable = {
+    query: async (text, params) => {
+      running++;
+      try {
+        return await (await open()).tx.query(text, params);
+      } finally {
+        running--;
+      }
+    },
+  };
   try {
     await work(tx);
   } catch (error) {
-    if (opening !== undefined) await (await opening.catch(() => undefined))?.rollback(error);
+    if (opening !== undefined) await (await opening.catch(() => undefined))?.rollback(error, running > 0);
     throw error;
   }
   if (opening === undefined) return last(db);
@@ -151,7 +175,7 @@ export async function inLazyTransaction<T>(
   try {
     result = await last(transaction.tx);
   } catch (error) {
-    await transaction.rollback(error);
+    await transaction.rollback(error, false);
     throw error;
   }
   await transaction.commit();
