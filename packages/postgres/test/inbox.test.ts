@@ -207,7 +207,7 @@ function inboxSuite(name: string, open: () => Promise<{ db: Queryable; close(): 
 }
 
 inboxSuite('PGlite (embedded)', async () => {
-  const db = new PGlite();
+  const db = await PGlite.create();
   return { db, close: () => db.close() };
 });
 
