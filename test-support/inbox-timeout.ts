@@ -60,8 +60,8 @@ export async function expectHungEventsBounded<Tx>(engine: HungEventEngine<Tx>): 
     /^InboxEventTimeoutError \[event_timeout\]: onEvent for ".+" \(attempt 2\) did not settle within eventTimeoutMs \(1500 ms\)$/,
   );
   // Every hung attempt had its signal aborted with the timeout, and was told to onError as a failed attempt.
-  const sorted = <T extends { id: string; attempt?: number }>(list: T[]) =>
-    [...list].sort((a, b) => a.id.localeCompare(b.id) || (a.attempt ?? 0) - (b.attempt ?? 0));
+  const sorted = <T extends { id?: string; attempt?: number }>(list: T[]) =>
+    [...list].sort((a, b) => (a.id ?? '').localeCompare(b.id ?? '') || (a.attempt ?? 0) - (b.attempt ?? 0));
   const hung = sorted([
     { id: always.id, attempt: 1 },
     { id: always.id, attempt: 2 },
