@@ -2,9 +2,9 @@
 // code: their framework's request, app, database clients, options and earlier snippets. Declared
 // here with the types a real project would have, so each fragment is type-checked as written.
 import type { IncomingMessage } from 'node:http';
-import type { IdempotencyStore, InboxEngine, VerikitClient, WebhookContext } from '@verikit/core';
+import type { DocumentRef, IdempotencyStore, InboxEngine, VerikitClient, WebhookContext } from '@verikit/core';
 import type { FakeService } from '@verikit/testing';
-import type { Express } from 'express';
+import type { Express, Request as ExpressRequest } from 'express';
 import type { Redis } from 'ioredis';
 import type { Pool } from 'pg';
 
@@ -25,6 +25,8 @@ declare global {
   const inbox: InboxEngine;
   const onEvent: (ctx: WebhookContext) => Promise<void>;
   const fake: FakeService;
+  /** The reader's own lookup of a signed-in business's document. */
+  const ownDocument: (req: ExpressRequest) => Promise<DocumentRef>;
   // Imported by an earlier snippet of the same README.
   const createClient: typeof import('@verikit/core').createClient;
   const createWebhookHandler: typeof import('@verikit/core').createWebhookHandler;
