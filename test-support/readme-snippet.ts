@@ -1,17 +1,10 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { startProcess, type TestProcess } from './processes.js';
 
-/** A README's first ```js block, running as a real process from the package's own folder. */
-export interface RunningSnippet {
-  child: ChildProcess;
-  /** Resolves when the output contains `text` (rejects if the process exits first or after `timeoutMs`). */
-  waitFor(text: string, timeoutMs?: number): Promise<string>;
-  /** Everything printed so far (stdout and stderr). */
-  output(): string;
-  stop(): void;
-}
+/** A README's first ```js block (or any program a test runs), as a real process: see {@link TestProcess}. */
+export type RunningSnippet = TestProcess;
 
 /** Runs the first ```js block of the package's README with `env`, exactly as written. */
 export function runReadmeSnippet(packageUrl: URL, env: Record<string, string>): RunningSnippet {
@@ -23,14 +16,8 @@ export function runReadmeSnippet(packageUrl: URL, env: Record<string, string>): 
   const file = `${pkgDir}/.readme-snippet-${process.pid}-${Date.now()}.mjs`;
   writeFileSync(file, code);
   const running = runScript(file, pkgDir, env);
-  running.child.on('exit', () => rmSync(file, { force: true }));
-  return {
-    ...running,
-    stop: () => {
-      running.stop();
-      rmSync(file, { force: true });
-    },
-  };
+  void running.closed.then(() => rmSync(file, { force: true }));
+  return running;
 }
 
 /** Runs `file` (with `args`) with node in `cwd`, collecting its output for {@link RunningSnippet.waitFor}. */
@@ -40,40 +27,7 @@ export function runScript(file: string, cwd: string, env: Record<string, string>
 
 /** Runs `command` in `cwd` (another runtime: bun, deno, workerd), collecting its output for {@link RunningSnippet.waitFor}. */
 export function runCommand(command: string, args: string[], cwd: string, env: Record<string, string>): RunningSnippet {
-  const child = spawn(command, args, { cwd, env: { ...process.env, ...env } });
-  let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  child.stderr?.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  return {
-    child,
-    output: () => output,
-    waitFor: (text, timeoutMs = 15_000) =>
-      new Promise((resolve, reject) => {
-        const check = () => {
-          if (output.includes(text)) {
-            clearInterval(timer);
-            clearTimeout(limit);
-            resolve(output);
-          } else if (child.exitCode !== null) {
-            clearInterval(timer);
-            clearTimeout(limit);
-            reject(new Error(`snippet exited (${child.exitCode}) before printing ${JSON.stringify(text)}:\n${output}`));
-          }
-        };
-        const timer = setInterval(check, 20);
-        const limit = setTimeout(() => {
-          clearInterval(timer);
-          reject(new Error(`snippet did not print ${JSON.stringify(text)} in ${timeoutMs} ms:\n${output}`));
-        }, timeoutMs);
-      }),
-    stop: () => {
-      child.kill('SIGTERM');
-    },
-  };
+  return startProcess(command, args, { cwd, env });
 }
 
 /** A port the OS says is free now (listened on and closed at once). */

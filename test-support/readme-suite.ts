@@ -37,7 +37,7 @@ export function readmeServerSuite(start: StartSnippet, shape: ServerShape = {}):
     });
     const client = createClient({ apiKey: fake.credentials.apiKey, baseUrl: fake.baseUrl });
     const stop = async () => {
-      snippet.stop();
+      await snippet.stop();
       await client.close();
       await fake.close();
     };

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { transform } from 'esbuild';
@@ -26,15 +26,28 @@ export function codeBlocks(file: string, lang: string): CodeBlock[] {
   return blocks;
 }
 
-/** Programs (blocks that start with an import): what a reader copies whole, so each must type-check and run. */
-export const programs = (blocks: CodeBlock[]): CodeBlock[] => blocks.filter((b) => /^import /.test(b.code));
+/** Every README.md a reader meets: the root's, each package's and each recipe's. */
+export function readmeFiles(root: string): string[] {
+  const inside = (dir: string) =>
+    readdirSync(join(root, dir), { withFileTypes: true })
+      .filter((entry) => entry.isDirectory() && existsSync(join(root, dir, entry.name, 'README.md')))
+      .map((entry) => `${dir}/${entry.name}/README.md`)
+      .sort();
+  return ['README.md', ...inside('packages'), ...inside('recipes')];
+}
+
+/** A snippet to type-check: its file name (without extension) and its code. */
+export interface Snippet {
+  name: string;
+  code: string;
+}
 
 /**
- * Writes each TypeScript block to `dir` as `<name>.mts`, type-checks them all at once with the
- * repo's strict settings (as a user's project would, against the built packages), and compiles
- * each to `<name>.mjs` for node. Returns the `.mjs` paths, or throws with tsc's report.
+ * Type-checks `snippets` at once with the repo's strict settings, as a user's project would, against
+ * the built packages: each written to `dir` as `<name>.mts`, with the declarations in `context`
+ * (a .d.ts) when given. Throws with tsc's report.
  */
-export async function checkAndCompile(dir: string, snippets: Array<{ name: string; code: string }>): Promise<string[]> {
+export async function typeCheck(dir: string, snippets: Snippet[], options: { context?: string } = {}): Promise<void> {
   mkdirSync(dir, { recursive: true });
   const files = snippets.map(({ name, code }) => {
     writeFileSync(join(dir, `${name}.mts`), code);
@@ -52,13 +65,18 @@ export async function checkAndCompile(dir: string, snippets: Array<{ name: strin
         skipLibCheck: true,
         types: ['node'],
       },
-      files,
+      files: options.context === undefined ? files : [options.context, ...files],
     }),
   );
   const tsc = join(import.meta.dirname, '..', 'node_modules', '.bin', 'tsc');
   await run(tsc, ['-p', join(dir, 'tsconfig.json')], { cwd: dir }).catch((error: { stdout?: string; message: string }) => {
     throw new Error(`README snippets do not type-check:\n${error.stdout || error.message}`);
   });
+}
+
+/** Type-checks whole programs (no context: they must stand alone) and compiles each to `<name>.mjs` for node; answers the paths. */
+export async function checkAndCompile(dir: string, snippets: Snippet[]): Promise<string[]> {
+  await typeCheck(dir, snippets);
   return Promise.all(
     snippets.map(async ({ name, code }) => {
       const { code: js } = await transform(code, { loader: 'ts', format: 'esm', target: 'node20' });

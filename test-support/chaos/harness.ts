@@ -1,7 +1,7 @@
-import { type ChildProcess, fork } from 'node:child_process';
 import { once } from 'node:events';
 import { signWebhook } from '@verikit/testing';
 import { Agent, request } from 'undici';
+import { startProcess } from '../processes.js';
 
 /** What the harness needs of an engine (PostgreSQL here; Redis reuses it): processes, faults, and the truth at the end. */
 export interface ChaosEngine {
@@ -55,24 +55,33 @@ export interface ChaosFigures {
 }
 
 interface Instance {
-  child: ChildProcess;
   url: string;
+  /** SIGKILLs the instance (its whole process group) and waits until it is gone. */
+  kill(): Promise<void>;
 }
 
 async function startInstance(engine: ChaosEngine, index: number, onCrash: (how: string) => void): Promise<Instance> {
   const { script, args } = engine.instance(index);
-  const child = fork(script, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  // An exit the harness did not cause is a crash: counted, so the run fails saying so (its stderr is above).
+  const instance = startProcess(process.execPath, [script, ...args], { cwd: process.cwd(), ipc: true });
+  const { child } = instance;
+  let killed = false;
+  // An exit the harness did not cause is a crash: counted, so the run fails saying so, with what it printed last.
   child.once('exit', (code, signal) => {
-    if (!child.killed) onCrash(`instance ${index} exited (code ${code}, signal ${signal})`);
+    if (!killed) onCrash(`instance ${index} exited (code ${code}, signal ${signal}): ${instance.output().slice(-2_000)}`);
   });
   const [message] = (await Promise.race([
     once(child, 'message'),
     once(child, 'exit').then(([code]) => {
-      throw new Error(`chaos instance ${index} exited with ${code} before listening`);
+      throw new Error(`chaos instance ${index} exited with ${code} before listening: ${instance.output()}`);
     }),
   ])) as [{ port: number }];
-  return { child, url: `http://127.0.0.1:${message.port}/verikit/webhook` };
+  return {
+    url: `http://127.0.0.1:${message.port}/verikit/webhook`,
+    kill: () => {
+      killed = true;
+      return instance.stop({ signal: 'SIGKILL' });
+    },
+  };
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -143,7 +152,7 @@ export async function runChaos(engine: ChaosEngine, options: ChaosOptions): Prom
         const victim = Math.floor(Math.random() * instances.length);
         const instance = instances[victim];
         instances[victim] = undefined;
-        instance?.child.kill('SIGKILL');
+        await instance?.kill();
         kills++;
         await sleep(200);
         instances[victim] = await start(victim);
@@ -199,7 +208,7 @@ export async function runChaos(engine: ChaosEngine, options: ChaosOptions): Prom
     runs: await engine.runs(),
     seconds: Math.round((Date.now() - started) / 100) / 10,
   };
-  for (const instance of instances) instance?.child.kill('SIGKILL');
+  await Promise.all(instances.map((instance) => instance?.kill()));
   await dispatcher.close();
   return figures;
 }

@@ -1,62 +1,100 @@
 import { rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { createFakeService } from '@verikit/testing';
+import { createClient } from '@verikit/core';
+import { createFakeService, type FakeService } from '@verikit/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runScript } from '../../test-support/readme-snippet.js';
 import { readmeServerSuite } from '../../test-support/readme-suite.js';
-import { checkAndCompile, codeBlocks, programs } from '../../test-support/snippets.js';
+import { checkAndCompile, codeBlocks, readmeFiles, type Snippet, typeCheck } from '../../test-support/snippets.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 // Inside the repository, so the snippets' imports resolve to the workspace packages as a user's would to theirs.
 const work = fileURLToPath(new URL('./.snippets', import.meta.url));
+const context = fileURLToPath(new URL('./snippet-context/globals.d.mts', import.meta.url));
 
-const rootPrograms = programs(codeBlocks(`${root}/README.md`, 'ts'));
-const testingPrograms = programs(codeBlocks(`${root}/packages/testing/README.md`, 'ts')).filter((b) =>
-  b.code.includes('createFakeService'),
+/**
+ * The ```ts blocks that are whole programs, by README and index: each type-checks on its own and
+ * runs below. Every other ```ts block of every README is a fragment of the reader's code, checked
+ * with what it takes from there (snippet-context/globals.d.ts).
+ */
+const PROGRAMS: Record<string, number[]> = {
+  'README.md': [0, 1, 2],
+  'packages/core/README.md': [0],
+  'packages/express/README.md': [0],
+  'packages/fastify/README.md': [0],
+  'packages/testing/README.md': [0, 1, 3],
+};
+
+/** `packages/core/README.md` block 0 -> `core-0`; the root README's -> `root-0`. */
+const nameOf = (file: string, index: number) => `${file === 'README.md' ? 'root' : (file.split('/')[1] as string)}-${index}`;
+
+const blocks = readmeFiles(root).flatMap((file) =>
+  codeBlocks(`${root}/${file}`, 'ts').map((block, index) => ({ file, index, name: nameOf(file, index), code: block.code })),
 );
-// Typed programs of the adapter READMEs: type-checked with the rest (their ```js servers run in each package's own test).
-const adapterPrograms = ['express', 'fastify', 'hono'].flatMap((pkg) =>
-  programs(codeBlocks(`${root}/packages/${pkg}/README.md`, 'ts')).map((b, i) => ({ name: `${pkg}-${i}`, code: b.code })),
-);
-let compiled: string[] = [];
+const isProgram = (b: { file: string; index: number }) => PROGRAMS[b.file]?.includes(b.index) ?? false;
+const programs: Snippet[] = blocks.filter(isProgram);
+// A module, as a reader's file would be: its names stay its own.
+const fragments: Snippet[] = blocks.filter((b) => !isProgram(b)).map(({ name, code }) => ({ name, code: `${code}\nexport {};\n` }));
+const compiled = new Map<string, string>();
 
 beforeAll(async () => {
   rmSync(work, { recursive: true, force: true });
-  compiled = await checkAndCompile(work, [
-    ...rootPrograms.map((b, i) => ({ name: `root-${i}`, code: b.code })),
-    ...testingPrograms.map((b, i) => ({ name: `testing-${i}`, code: b.code })),
-    ...adapterPrograms,
+  const [paths] = await Promise.all([
+    checkAndCompile(`${work}/programs`, programs),
+    typeCheck(`${work}/fragments`, fragments, { context }),
   ]);
+  for (const [i, { name }] of programs.entries()) compiled.set(name, paths[i] as string);
 });
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
+/** The compiled program `name` (beforeAll type-checked it). */
+const program = (name: string): string => {
+  const path = compiled.get(name);
+  if (path === undefined) throw new Error(`no program ${name}`);
+  return path;
+};
+
 /** Runs a compiled snippet to its end and returns what it printed. */
 async function runToEnd(file: string, env: Record<string, string> = {}): Promise<string> {
-  const script = runScript(file, work, env);
-  // 'close', not 'exit': by then every byte the program printed has been read.
-  const code = await new Promise<number | null>((resolve) => script.child.on('close', (exitCode) => resolve(exitCode)));
+  const script = runScript(file, `${work}/programs`, env);
+  // Closed, not just exited: by then every byte the program printed has been read.
+  const code = await script.closed;
   const output = script.output();
   expect(code, output).toBe(0);
   return output;
 }
 
+/** The variables a program reads, pointing at `fake`. */
+const envOf = (fake: FakeService): Record<string, string> => ({
+  VERIKIT_API_KEY: fake.credentials.apiKey,
+  VERIKIT_BASE_URL: fake.baseUrl,
+  VERIKIT_WEB_URL: fake.webUrl,
+  VERIKIT_PUBLIC_KEY: fake.credentials.publicKey,
+});
+
+it('type-checks every ```ts block of every README (root, packages, recipes) with strict settings (beforeAll)', () => {
+  const files = new Set(blocks.map((b) => b.file));
+  for (const readme of ['README.md', 'packages/core/README.md', 'packages/postgres/README.md', 'packages/redis/README.md'])
+    expect(files).toContain(readme);
+  // Each listed program exists and is whole: it starts with its imports.
+  for (const [file, indexes] of Object.entries(PROGRAMS))
+    for (const index of indexes)
+      expect(blocks.find((b) => b.file === file && b.index === index)?.code, `${file} #${index}`).toMatch(/^import /);
+  expect(programs.length + fragments.length).toBe(blocks.length);
+  expect(fragments.length).toBeGreaterThan(0);
+});
+
 describe('root README', () => {
-  it('has the three programs this test expects (client, framework, testing), each complete', () => {
-    expect(rootPrograms).toHaveLength(3);
-    expect(rootPrograms[0]?.code).toContain('createClient');
-    expect(rootPrograms[1]?.code).toContain('declare global');
-    expect(rootPrograms[2]?.code).toContain('createFakeService');
+  it('has the three programs this test expects (client, framework, testing)', () => {
+    expect(blocks.find((b) => b.name === 'root-0')?.code).toContain('createClient');
+    expect(blocks.find((b) => b.name === 'root-1')?.code).toContain('declare global');
+    expect(blocks.find((b) => b.name === 'root-2')?.code).toContain('createFakeService');
   });
 
   it('the client snippet runs as written against the fake', async () => {
     const fake = await createFakeService();
     try {
-      const output = await runToEnd(compiled[0] as string, {
-        VERIKIT_API_KEY: fake.credentials.apiKey,
-        VERIKIT_BASE_URL: fake.baseUrl,
-        VERIKIT_WEB_URL: fake.webUrl,
-        VERIKIT_PUBLIC_KEY: fake.credentials.publicKey,
-      });
+      const output = await runToEnd(program('root-0'), envOf(fake));
       expect(output).toMatch(/hosted link for business-42, valid until .+ true/);
       expect(output).toContain('NOT_STARTED not final yet');
     } finally {
@@ -65,31 +103,64 @@ describe('root README', () => {
   });
 
   describe('the framework snippet (typed req.user)', () => {
-    readmeServerSuite((env) => runScript(compiled[1] as string, work, env));
+    readmeServerSuite((env) => runScript(program('root-1'), `${work}/programs`, env));
   });
 
   it('the testing snippet creates the case, and the receiver with the fake secret gets the webhook', async () => {
-    const output = await runToEnd(compiled[2] as string);
+    const output = await runToEnd(program('root-2'));
     expect(output).toMatch(/\[ 'msg_[\w-]+: COMPLETED' \]/);
   });
 });
 
-it('the Express and Fastify READMEs show a typed req.user, and it type-checks (beforeAll)', () => {
-  expect(adapterPrograms.map((p) => p.name)).toEqual(['express-0', 'fastify-0']);
-  expect(adapterPrograms.every((p) => /declare (global|module 'fastify')/.test(p.code))).toBe(true);
+describe('core README', () => {
+  it('the client snippet runs as written: narrows the steps to the document step and downloads its files', async () => {
+    const fake = await createFakeService();
+    try {
+      // The business has filled in the portal already, so the case has documents to download.
+      const client = createClient(fake.clientOptions);
+      await client.kyb.createCase({ refId: 'business-42' });
+      await client.close();
+      fake.kyb.submit('business-42');
+      const output = await runToEnd(program('core-0'), envOf(fake));
+      expect(output).toContain('downloading certificate-of-incorporation.pdf\ndownloading bank-statement.png\n');
+      expect(output).toMatch(/pending\n$/);
+    } finally {
+      await fake.close();
+    }
+  });
+});
+
+describe('adapter READMEs', () => {
+  it('the Express and Fastify programs show a typed req.user, and mount their invite routes as written', async () => {
+    expect(
+      ['express-0', 'fastify-0'].every((name) => /declare (global|module 'fastify')/.test(blocks.find((b) => b.name === name)?.code ?? '')),
+    ).toBe(true);
+    const fake = await createFakeService();
+    try {
+      // Each builds its app (the invite routes check the client's hosted-link settings at once) and ends.
+      for (const name of ['express-0', 'fastify-0']) await runToEnd(program(name), envOf(fake));
+    } finally {
+      await fake.close();
+    }
+  });
 });
 
 describe('testing README', () => {
   it('the main snippet runs as written: the receiver, with the fake secret, sees the case complete', async () => {
-    expect(testingPrograms).toHaveLength(2);
-    const output = await runToEnd(compiled[rootPrograms.length] as string);
+    const output = await runToEnd(program('testing-0'));
     expect(output).toContain('true [');
     expect(output).toMatch(/'acme-1 COMPLETED' \]/);
     expect(output).toMatch(/\[ 204(, 204)* \]/);
   });
 
   it('the history snippet runs as written: the read maps to the overturning version, one read counted', async () => {
-    const output = await runToEnd(compiled[rootPrograms.length + 1] as string);
+    const output = await runToEnd(program('testing-1'));
     expect(output).toMatch(/^4 overturned\n1$/m);
+  });
+
+  it('the store contract snippet runs under node:test as written, every case passing', async () => {
+    const output = await runToEnd(program('testing-3'));
+    expect(output).toMatch(/# pass [1-9]\d*/);
+    expect(output).toContain('# fail 0');
   });
 });

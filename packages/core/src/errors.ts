@@ -18,7 +18,9 @@ export type VerikitErrorCode =
   | 'store_full'
   | 'lease_lost'
   | 'transaction_ended'
-  | 'not_durable';
+  | 'not_durable'
+  | 'event_timeout'
+  | 'event_abandoned';
 
 /** Base class of every error verikit throws; switch on `code`, not on the message. */
 export class VerikitError extends Error {

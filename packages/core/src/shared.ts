@@ -41,6 +41,7 @@ export {
 } from './client/options.js';
 export type { WritableLike, WriteOutcome } from './client/write-to.js';
 export { ConfigurationError, InvalidArgumentError, VerikitError, type VerikitErrorCode } from './errors.js';
+export { InboxEventAbandonedError, InboxEventTimeoutError } from './inbox/errors.js';
 export {
   type AcceptResult,
   type DeadLetter,

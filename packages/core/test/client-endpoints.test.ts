@@ -110,6 +110,25 @@ describe.each([
     expect(server.requests[1]!.headers['x-api-key']).toBeUndefined();
   });
 
+  it('a download cancelled unread ends quietly (no uncaught error from the stream)', async () => {
+    // A small file, sent with its headers: it has arrived, unread, when the reader cancels.
+    const file = '%PDF-1.4 '.repeat(100);
+    server.handle(json(200, { url: `${server.url}/storage/doc_4`, expiresIn: 300 }), (_req, res) =>
+      res.writeHead(200, { 'content-type': 'application/pdf', 'content-length': String(file.length) }).end(file),
+    );
+    const uncaught: unknown[] = [];
+    const onUncaught = (error: unknown) => uncaught.push(error);
+    process.on('uncaughtException', onUncaught);
+    try {
+      const download = await client.kyb.downloadDocument({ url: '/kyb/documents/doc_4/url' });
+      await download.body.cancel();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    } finally {
+      process.off('uncaughtException', onUncaught);
+    }
+    expect(uncaught).toEqual([]);
+  });
+
   it('kyb.downloadDocument replaces a signed URL the storage refuses, once', async () => {
     server.handle(
       json(200, { url: `${server.url}/storage/old`, expiresIn: 300 }),

@@ -1,12 +1,15 @@
 import { createServer } from 'node:net';
 import { inspect } from 'node:util';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
 import {
   ApiError,
   AuthenticationError,
   BadRequestError,
   ConnectionError,
   createClient,
+  KYB_STEP_TYPES,
+  type KybDocumentStep,
+  type KybOtherStep,
   type NodeClientOptions,
   NotFoundError,
   RateLimitError,
@@ -130,6 +133,12 @@ describe('responses that break the contract', () => {
     expect(details.flagType).toBe('CRITICAL');
     expect((details as Record<string, unknown>).brandNew).toEqual({ nested: [1, 2] });
     expect(details.steps[0]).toEqual({ id: 'x', type: 'videoCall', title: 'Call', slot: '10:00' });
+    // `type` narrows to exactly the documented step; an unknown one is a KybOtherStep, its type read with String().
+    const documents = details.steps.filter((step) => step.type === 'document');
+    expectTypeOf(documents).toEqualTypeOf<KybDocumentStep[]>();
+    expect(documents).toHaveLength(1);
+    const other = details.steps.find((step): step is KybOtherStep => !(KYB_STEP_TYPES as readonly unknown[]).includes(step.type));
+    expect(String(other?.type)).toBe('videoCall');
     expect(details.amlScreening.primary[0]!.businessRole).toBe('guarantor');
   });
 });

@@ -57,5 +57,8 @@ describe('inbox mode options', () => {
     expect(() => createInboxWorker({ inbox: engine } as never)).toThrow(/onEvent is required/);
     expect(() => createInboxWorker({ inbox: engine, onEvent: () => {}, concurrency: 0 })).toThrow(/concurrency must be a positive integer/);
     expect(() => createInboxWorker({ inbox: engine, onEvent: () => {}, retry: { maxAttempts: 1.5 } })).toThrow(/retry.maxAttempts/);
+    expect(() => createInboxWorker({ inbox: engine, onEvent: () => {}, eventTimeoutMs: 0 })).toThrow(
+      /eventTimeoutMs must be a positive integer/,
+    );
   });
 });

@@ -3,6 +3,8 @@ import type { Queryable } from './db.js';
 /** A client checked out of a pg Pool. */
 export interface PooledClient extends Queryable {
   release(error?: Error | boolean): void;
+  /** The server's process id for this connection, to stop its backend. */
+  readonly processID?: number | null;
   on(event: 'error' | 'notification', listener: (error: Error) => void): unknown;
   removeListener(event: 'error', listener: (error: Error) => void): unknown;
 }

@@ -30,8 +30,11 @@ interface OpenTransaction {
   /** Runs one of verikit's own statements in it. */
   run<T>(what: string, statement: (tx: Queryable) => Promise<T>): Promise<T>;
   commit(): Promise<void>;
-  /** Never throws: a transaction that cannot even roll back has its connection destroyed, which rolls it back. */
-  rollback(): Promise<void>;
+  /**
+   * Never throws: a transaction that cannot even roll back has its connection destroyed, which rolls
+   * it back. `busy` when a query of the work is still running (an abandoned, timed-out `onEvent`'s).
+   */
+  rollback(busy: boolean): Promise<void>;
 }
 
 /**
@@ -43,16 +46,27 @@ interface OpenTransaction {
 async function beginOnPool(pool: PoolLike, timeoutMs: number): Promise<OpenTransaction> {
   const held = hold(pool);
   let ended = false;
-  const end = (error?: Error) => {
+  let backend: number | null | undefined;
+  void held.client.then((client) => (backend = client.processID), () => {});
+  /**
+   * Ends the transaction by giving its client back (destroyed with an `error`). With a statement
+   * still running on the server, destroying the connection does not stop it (it may hold locks until
+   * it ends, perhaps never): its backend is stopped too, which rolls the transaction back.
+   */
+  const end = (error?: Error, running = false) => {
     ended = true;
     held.release(error);
+    if (running && typeof backend === 'number')
+      void runBounded({ db: pool, timeoutMs }, 'stopping an abandoned statement', (q) =>
+        q.query('SELECT pg_terminate_backend($1)', [backend]),
+      ).catch(() => {});
   };
   const bounded = async <T>(what: string, call: (client: PooledClient) => Promise<T>): Promise<T> => {
     if (ended) throw new TransactionEndedError();
     try {
       return await withTimeout(held.client.then(call), timeoutMs, what);
     } catch (error) {
-      if (error instanceof StorageTimeoutError) end(error);
+      if (error instanceof StorageTimeoutError) end(error, true);
       throw error;
     }
   };
@@ -69,8 +83,10 @@ async function beginOnPool(pool: PoolLike, timeoutMs: number): Promise<OpenTrans
       await control('a commit', 'COMMIT');
       end();
     },
-    async rollback() {
+    async rollback(busy) {
       if (ended) return;
+      // ROLLBACK would wait behind the running query, perhaps for ever: end the session instead.
+      if (busy) return end(new Error('transaction abandoned with a query still running'), true);
       // A failure has destroyed the client already, which rolls it back just as well.
       await control('a rollback', 'ROLLBACK').then(
         () => end(),
@@ -93,6 +109,7 @@ function beginOnPGlite(db: TransactionalLike, timeoutMs: number): Promise<OpenTr
           end(false);
           await withTimeout(finished, timeoutMs, 'a commit');
         },
+        // A query still running finishes first (PGlite runs one at a time, in this process), then the rollback.
         rollback: async () => {
           end(true);
           await withTimeout(finished, timeoutMs, 'a rollback').catch(() => {});
@@ -106,7 +123,7 @@ function beginOnPGlite(db: TransactionalLike, timeoutMs: number): Promise<OpenTr
   return withTimeout(opening, timeoutMs, 'opening a transaction').catch((error: unknown) => {
     // PGlite opens it later, when its connection is free: no work will come, so it ends at once.
     void opening.then(
-      (late) => late.rollback(),
+      (late) => late.rollback(false),
       () => {},
     );
     throw error;
@@ -129,19 +146,25 @@ export async function inLazyTransaction<T>(
   const { db, timeoutMs } = bound;
   let opening: Promise<OpenTransaction> | undefined;
   let settled = false;
+  let running = 0;
   const open = () =>
     (opening ??= isTransactional(db) && !isPool(db) ? beginOnPGlite(db, timeoutMs) : beginOnPool(db as PoolLike, timeoutMs));
   const tx: Queryable = {
     query: async (text, params) => {
       if (settled) throw new TransactionEndedError();
-      return (await open()).tx.query(text, params);
+      running++;
+      try {
+        return await (await open()).tx.query(text, params);
+      } finally {
+        running--;
+      }
     },
   };
   try {
     await work(tx);
   } catch (error) {
     settled = true;
-    if (opening !== undefined) await (await opening.catch(() => undefined))?.rollback();
+    if (opening !== undefined) await (await opening.catch(() => undefined))?.rollback(running > 0);
     throw error;
   }
   settled = true;
@@ -151,7 +174,7 @@ export async function inLazyTransaction<T>(
   try {
     result = await transaction.run(last.what, last.run);
   } catch (error) {
-    await transaction.rollback();
+    await transaction.rollback(false);
     throw error;
   }
   await transaction.commit();

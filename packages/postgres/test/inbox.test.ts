@@ -3,6 +3,7 @@ import { createInboxWorker, createWebhookHandler, type InboxContext, type InboxW
 import { signWebhook } from '@verikit/testing';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectHungEventsBounded } from '../../../test-support/inbox-timeout.js';
 import { POSTGRES_URL, requireService } from '../../../test-support/services.js';
 import { serveWebhook } from '../../../test-support/webhook-route.js';
 import { createPostgresInbox, type PostgresInbox, type Queryable } from '../src/index.js';
@@ -134,6 +135,16 @@ function inboxSuite(name: string, open: () => Promise<{ db: Queryable; close(): 
       expect(await inbox.deadLetters()).toEqual([]);
     });
 
+    it('onEvents that never settle are bounded by eventTimeoutMs: signal aborted, writes rolled back, retried, dead-lettered, slots freed', async () => {
+      const { deliver, worker, write, effects } = await fresh();
+      await expectHungEventsBounded({
+        deliver,
+        worker,
+        write,
+        effects: async () => Object.fromEntries((await effects()).map((e) => [e.id, e.attempt])),
+      });
+    });
+
     it('two workers draining 200 events concurrently produce each effect exactly once', async () => {
       const { deliver, worker, write, effects } = await fresh();
       const ids: string[] = [];
@@ -230,7 +241,7 @@ function inboxSuite(name: string, open: () => Promise<{ db: Queryable; close(): 
 }
 
 inboxSuite('PGlite (embedded)', async () => {
-  const db = new PGlite();
+  const db = await PGlite.create();
   return { db, close: () => db.close() };
 });
 
@@ -338,6 +349,62 @@ describe.runIf(serverAvailable)('the listening connection', () => {
       );
       expect(stillListening.rows).toEqual([]);
     } finally {
+      await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await pool.end();
+    }
+  });
+});
+
+describe.runIf(serverAvailable)('an onEvent past eventTimeoutMs with its query still running', () => {
+  it('has its connection destroyed and its backend stopped (no ROLLBACK queued behind the query), and the pool keeps serving', async () => {
+    const app = `verikit-hung-query-${process.pid}`;
+    const pool = new pg.Pool({ connectionString: POSTGRES_URL, max: 2, application_name: app });
+    pool.on('error', () => {});
+    const schema = `verikit_hung_${process.pid}_${Date.now().toString(36)}`;
+    const inbox = createPostgresInbox({ db: pool, schema });
+    await inbox.migrate();
+    await pool.query(`CREATE TABLE ${schema}.effects (id text NOT NULL, attempt int NOT NULL)`);
+    const sleeping = async () =>
+      (
+        await pool.query(
+          `SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND query LIKE '%pg_sleep(600)%' AND pid <> pg_backend_pid()`,
+          [app],
+        )
+      ).rows.length;
+    const worker = createInboxWorker<Queryable>({
+      inbox,
+      concurrency: 1,
+      pollIntervalMs: 50,
+      eventTimeoutMs: 1_500,
+      retry: { baseDelayMs: 10, maxDelayMs: 20 },
+      logger: false,
+      onEvent: async (ctx) => {
+        await ctx.sql.query(`INSERT INTO ${schema}.effects (id, attempt) VALUES ($1, $2)`, [ctx.id, ctx.attempt]);
+        // The first attempt waits on the database for ten minutes (a lock, a slow query): the transaction is mid-query.
+        if (ctx.attempt === 1) await ctx.sql.query('SELECT pg_sleep(600)');
+      },
+    });
+    try {
+      await inbox.accept({ id: 'msg_hung_query', timestamp: 1, body: '{"type":"kyb.case.status_changed"}' });
+      worker.start();
+      await until(async () => (await sleeping()) === 1, 'the first attempt to be in pg_sleep');
+      await until(
+        async () => (await pool.query(`SELECT state FROM ${schema}.verikit_inbox WHERE id = 'msg_hung_query'`)).rows[0]?.state === 'done',
+        'the second attempt to complete',
+        20_000,
+      );
+      expect((await pool.query(`SELECT id, attempt FROM ${schema}.effects`)).rows).toEqual([{ id: 'msg_hung_query', attempt: 2 }]);
+      // The first attempt's backend was stopped, not left sleeping in its transaction; the pool was not drained by it.
+      await until(async () => (await sleeping()) === 0, 'the sleeping backend to be gone');
+      expect(pool.totalCount).toBeLessThanOrEqual(2);
+      expect((await pool.query('SELECT 1 AS ok')).rows).toEqual([{ ok: 1 }]);
+    } finally {
+      await worker.stop({ timeoutMs: 2_000 });
+      await inbox.close();
+      // Should the test fail, no backend of it may stay asleep holding its locks.
+      await pool.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1 AND pid <> pg_backend_pid()', [
+        app,
+      ]);
       await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
       await pool.end();
     }

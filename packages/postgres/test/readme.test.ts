@@ -6,6 +6,6 @@ it('the README snippet works as written (PGlite, in memory)', async () => {
   try {
     expect(await snippet.waitFor('store ready', 30_000)).toContain('store ready');
   } finally {
-    snippet.stop();
+    await snippet.stop();
   }
 });

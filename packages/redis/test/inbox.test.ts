@@ -3,6 +3,7 @@ import { signWebhook } from '@verikit/testing';
 import { Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectHungEventsBounded } from '../../../test-support/inbox-timeout.js';
 import { REDIS_URL, requireService } from '../../../test-support/services.js';
 import { createRedisInbox, type RedisInbox, type RedisTransaction } from '../src/index.js';
 import { jobIdFor } from '../src/job-id.js';
@@ -247,6 +248,17 @@ describe.runIf(serverAvailable)('the Redis inbox on BullMQ, on the real server',
     expect(await w.replay('msg_not_dead')).toBe(false);
     await until(async () => (await effects())[id] === 1, 'the replayed effect');
     expect(await inbox.deadLetters()).toEqual([]);
+  });
+
+  it('onEvents that never settle are bounded by eventTimeoutMs: signal aborted, writes not applied, retried, dead-lettered, slots freed', async () => {
+    const { prefix, deliver, worker } = fresh();
+    const attemptsKey = `${prefix}:attempts`;
+    await expectHungEventsBounded<RedisTransaction>({
+      deliver,
+      worker,
+      write: (ctx) => ctx.sql.call('HSET', attemptsKey, ctx.id, ctx.attempt),
+      effects: async () => Object.fromEntries(Object.entries(await redis.hgetall(attemptsKey)).map(([id, n]) => [id, Number(n)])),
+    });
   });
 
   it('writes applied just before a crash (no completion) are not applied again: the next attempt finds them and completes', async () => {

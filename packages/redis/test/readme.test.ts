@@ -18,7 +18,7 @@ it.runIf(serverAvailable)('the README snippet works as written: 204, then the ev
     const id = /handled (msg_\S+) once/.exec(output)?.[1] as string;
     expect(JSON.parse((await redis.hget(`readme:${pid}:results`, id)) as string)).toEqual({ kind: 'kyb', refId: 'business-42' });
   } finally {
-    snippet.stop();
+    await snippet.stop();
     const keys = [...(await redis.keys(`{verikit}:readme-${pid}:*`)), `readme:${pid}:results`];
     await redis.del(...keys);
     redis.disconnect();

@@ -1,4 +1,4 @@
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +13,7 @@ import {
   kycResultSchema,
 } from '@verikit/core';
 import { describe, expect, it } from 'vitest';
+import { startProcess } from '../../../test-support/processes.js';
 import { FakeIdempotencyStore, kybCaseDetailsFixture, kycResultFixture, signWebhook, webhookEventFixture } from '../src/index.js';
 import { startReceiver } from './helpers.js';
 
@@ -113,30 +114,13 @@ async function refused(args: string[]): Promise<string[]> {
   return error.stderr.trim().split('\n');
 }
 
-/** Starts the CLI, resolving with what it printed up to "Ctrl+C" and a stop() that waits for its exit. */
+/** Starts the CLI (in a process group of its own), resolving with what it printed up to "Ctrl+C" and a stop() that waits until it is gone. */
 async function started(args: string[]): Promise<{ output: string; child: ChildProcess; stop: () => Promise<void> }> {
-  const child = spawn(process.execPath, ['bin/verikit-fake.mjs', ...args], { cwd: pkgDir });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-    await exited;
-  };
+  const cli = startProcess(process.execPath, ['bin/verikit-fake.mjs', ...args], { cwd: pkgDir });
   try {
-    const output = await new Promise<string>((resolve, reject) => {
-      let text = '';
-      let errors = '';
-      child.stdout?.on('data', (chunk: Buffer) => {
-        text += chunk.toString();
-        if (text.includes('Ctrl+C')) resolve(text);
-      });
-      child.stderr?.on('data', (chunk: Buffer) => {
-        errors += chunk.toString();
-      });
-      child.once('exit', (code) => reject(new Error(`exited ${code}: ${text}${errors}`)));
-    });
-    return { output, child, stop };
+    return { output: await cli.waitFor('Ctrl+C', 30_000), child: cli.child, stop: () => cli.stop() };
   } catch (error) {
-    await stop();
+    await cli.stop();
     throw error;
   }
 }

@@ -48,7 +48,7 @@ describe.each([
       });
       expect(await orders.body.json()).toEqual({ received: { id: 7 } });
     } finally {
-      server.stop();
+      await server.stop();
     }
   });
 });

@@ -51,7 +51,7 @@ describe.each([
       expect(unsigned.statusCode).toBe(400);
       expect(await unsigned.body.json()).toMatchObject({ error: 'invalid_signature' });
     } finally {
-      app.stop();
+      await app.stop();
     }
   });
 });

@@ -94,7 +94,7 @@ describe('the Node build off Node (loaded by its file)', () => {
   ])('its client falls back to fetch on %s', async (_name, command) => {
     const [file, args] = command();
     const run = runCommand(file, [...args, fake.baseUrl, fake.credentials.apiKey], dir, { DENO_NO_UPDATE_CHECK: '1' });
-    const code = await new Promise<number | null>((resolve) => run.child.on('close', resolve));
+    const code = await run.closed;
     expect(run.output()).toContain('node build: NOT_STARTED');
     expect(code).toBe(0);
   });
@@ -118,7 +118,7 @@ describe.each(RUNTIMES)('$name', ({ start, printsReady }) => {
     if (printsReady) await app.waitFor('listening', 30_000);
     else await vi.waitFor(async () => (await request(`${base}/`)).body.dump(), { timeout: 30_000, interval: 100 });
   });
-  afterAll(() => app?.stop());
+  afterAll(async () => app?.stop());
 
   it('verifies, handles (204, a repeat, 400) and reads through the client, inside the runtime', async () => {
     const response = await request(`${base}/checks`);

@@ -1,4 +1,4 @@
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import {
   type BufferedResponse,
@@ -121,6 +121,29 @@ export function loadUndici(): Promise<UndiciModule | null> {
   return undiciLoad;
 }
 
+/**
+ * A Node body as a web stream, read as its reader asks. Not `Readable.toWeb`: on Node 20, cancelling
+ * that stream with bytes already buffered threw "Controller is already closed" as an uncaught
+ * exception, which ended the process of anyone who cancelled a document download unread.
+ */
+function webStreamOf(body: Readable): ReadableStream<Uint8Array> {
+  const chunks = body[Symbol.asyncIterator]();
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        const { value, done } = await chunks.next();
+        if (done) controller.close();
+        else controller.enqueue(value as Uint8Array);
+      },
+      // Ends the iteration, which destroys the body: the rest of the file is never read.
+      async cancel() {
+        await chunks.return?.();
+      },
+    },
+    { highWaterMark: 0 },
+  );
+}
+
 /** Transport over one undici dispatcher (closed with the client only when `owned`). */
 export function createUndiciTransport(dispatcher: DispatcherLike, owned: boolean): Transport {
   const undici = dispatcher as unknown as Dispatcher;
@@ -130,7 +153,7 @@ export function createUndiciTransport(dispatcher: DispatcherLike, owned: boolean
       const { statusCode, headers, body } = await withTimeoutSignal(request, (signal) =>
         undici.request({ origin: request.origin, path: request.path, method: request.method, headers: request.headers, signal }),
       );
-      return { status: statusCode, header: headerOf(headers), body: Readable.toWeb(body) as ReadableStream<Uint8Array> };
+      return { status: statusCode, header: headerOf(headers), body: webStreamOf(body) };
     },
     async close() {
       if (owned) await undici.close();

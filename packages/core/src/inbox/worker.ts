@@ -9,6 +9,7 @@ import { VERSION } from '../version.js';
 import { DeliveryContext } from '../webhook/context.js';
 import type { WebhookContext } from '../webhook/handler.js';
 import { defaultIdentify, type IdentifyEvent } from '../webhook/identify.js';
+import { InboxEventAbandonedError, InboxEventTimeoutError } from './errors.js';
 import type { DeadLetter, InboxEngine, InboxEvent } from './inbox.js';
 
 /** What `onEvent` receives in a worker: the webhook `ctx`, plus the attempt and the engine's transaction. */
@@ -36,7 +37,18 @@ export interface InboxWorkerOptions<Tx = unknown> {
   concurrency?: number;
   /** How long a leased event is held (default 60 s); extended while `onEvent` runs, so a slow one keeps it. */
   leaseMs?: number;
-  /** Attempts before an event is dead-lettered (default 8), and the backoff between them (default 1 s doubling, full jitter, at most 15 min). */
+  /**
+   * Longest an `onEvent` may run (default 5 min). Past it, `ctx.signal` aborts, the event's
+   * transaction rolls back, its slot is freed and the attempt counts as failed (an
+   * {@link InboxEventTimeoutError}): retried with backoff, or dead-lettered at the last attempt. Work
+   * that never settles would otherwise hold its slot, lease and transaction for good.
+   */
+  eventTimeoutMs?: number;
+  /**
+   * Attempts before an event is dead-lettered (default 8), and the backoff between them (default 1 s
+   * doubling, full jitter, at most 15 min). Attempts are counted when an event is leased, so one whose
+   * worker dies while running it is dead-lettered too once leased more often than this ({@link InboxEventAbandonedError}).
+   */
   retry?: { maxAttempts?: number; baseDelayMs?: number; maxDelayMs?: number };
   /** Longest wait for new work when the inbox has no notification to give (default 1 000 ms). */
   pollIntervalMs?: number;
@@ -111,6 +123,9 @@ export function createInboxWorker<Tx>(options: InboxWorkerOptions<Tx>): InboxWor
   if (typeof onEvent !== 'function') throw new ConfigurationError('onEvent', 'onEvent is required');
   const concurrency = positiveInteger('concurrency', options.concurrency, 4);
   const leaseMs = positiveInteger('leaseMs', options.leaseMs, 60_000);
+  // Five minutes: far more than an event's own work needs (each client call ends by its 45 s
+  // deadline), short enough that a hung call gives back its slot and transaction within minutes.
+  const eventTimeoutMs = positiveInteger('eventTimeoutMs', options.eventTimeoutMs, 5 * 60_000);
   const maxAttempts = positiveInteger('retry.maxAttempts', options.retry?.maxAttempts, 8);
   const backoff = {
     baseDelayMs: positiveInteger('retry.baseDelayMs', options.retry?.baseDelayMs, 1_000),
@@ -139,19 +154,54 @@ export function createInboxWorker<Tx>(options: InboxWorkerOptions<Tx>): InboxWor
     if (outcome === 'stale') report(new LeaseLostError(event.id, action), { id: event.id, stage, attempt: event.attempt });
   };
 
+  /** Runs `onEvent` for one event, bounded by `eventTimeoutMs`: past it the signal aborts and the work rejects, so the engine rolls back. */
+  const runBounded = async (event: InboxEvent, tx: Tx): Promise<void> => {
+    const ctx = new InboxEventContext(JSON.parse(event.body), event, identify, options.client, tx);
+    running.add(ctx);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const work = Promise.resolve().then(() => onEvent(ctx));
+    const timedOut = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        const timeout = new InboxEventTimeoutError(event.id, event.attempt, eventTimeoutMs);
+        ctx.expire(timeout);
+        reject(timeout);
+      }, eventTimeoutMs);
+    });
+    // Whatever an abandoned onEvent does later (it may reject once its signal aborts) is no longer this attempt's.
+    work.catch(() => {});
+    return Promise.race([work, timedOut])
+      .then(() => {})
+      .finally(() => {
+        clearTimeout(timer);
+        running.delete(ctx);
+      });
+  };
+
+  /** Records a failed attempt: due again after a backoff, or dead-lettered once `retry.maxAttempts` is reached. */
+  const failAttempt = async (event: InboxEvent, error: unknown, span: SpanRecorder | undefined): Promise<void> => {
+    report(error, { id: event.id, stage: 'event', attempt: event.attempt });
+    const retryInMs = event.attempt >= maxAttempts ? null : backoffDelay(event.attempt - 1, backoff);
+    span?.set({ 'verikit.outcome': retryInMs === null ? 'dead_lettered' : 'retry', 'verikit.reason': errorReason(error) });
+    span?.fail(error);
+    const fields = { id: event.id, attempt: event.attempt, err: error };
+    if (retryInMs === null)
+      logger.error({ ...fields, maxAttempts }, 'inbox event failed for the last time; dead-lettered (replay it with worker.replay(id))');
+    else logger.warn({ ...fields, retryInMs: Math.round(retryInMs) }, 'inbox onEvent failed; it will be retried');
+    try {
+      noteStale(await inbox.fail(event, { error: describeError(error).slice(0, 2_000), retryInMs }), event, 'fail', 'fail');
+    } catch (failure) {
+      // Unrecorded, the lease simply runs out and the event is leased again: nothing is lost.
+      report(failure, { id: event.id, stage: 'fail', attempt: event.attempt });
+    }
+  };
+
   const tracing = resolveTracing(options.telemetry, TRACER_SCOPE, VERSION);
   const runInSpan = async (event: InboxEvent, span: SpanRecorder | undefined): Promise<void> => {
     span?.set({ 'verikit.webhook.id': event.id, 'verikit.attempt': event.attempt });
+    // Leased more often than allowed: an earlier attempt died with its worker. Running it again could kill this one too.
+    if (event.attempt > maxAttempts) return failAttempt(event, new InboxEventAbandonedError(event.id, event.attempt, maxAttempts), span);
     try {
-      const completion = inbox.complete(event, async (tx) => {
-        const ctx = new InboxEventContext(JSON.parse(event.body), event, identify, options.client, tx);
-        running.add(ctx);
-        try {
-          await onEvent(ctx);
-        } finally {
-          running.delete(ctx);
-        }
-      });
+      const completion = inbox.complete(event, (tx) => runBounded(event, tx));
       // The lease is extended while the work runs, so a slow onEvent never loses it to another worker.
       keepLeaseWhile(completion, leaseMs / 3, () => inbox.extend(event, leaseMs), {
         stale: () => noteStale('stale', event, 'extend', 'extend'),
@@ -161,23 +211,7 @@ export function createInboxWorker<Tx>(options: InboxWorkerOptions<Tx>): InboxWor
       noteStale(outcome, event, 'complete', 'complete');
       span?.set({ 'verikit.outcome': outcome === 'stale' ? 'lease_lost' : 'done' });
     } catch (error) {
-      report(error, { id: event.id, stage: 'event', attempt: event.attempt });
-      const retryInMs = event.attempt >= maxAttempts ? null : backoffDelay(event.attempt - 1, backoff);
-      span?.set({ 'verikit.outcome': retryInMs === null ? 'dead_lettered' : 'retry', 'verikit.reason': errorReason(error) });
-      span?.fail(error);
-      const fields = { id: event.id, attempt: event.attempt, err: error };
-      if (retryInMs === null)
-        logger.error(
-          { ...fields, maxAttempts },
-          'inbox onEvent failed for the last time; dead-lettered (replay it with worker.replay(id))',
-        );
-      else logger.warn({ ...fields, retryInMs: Math.round(retryInMs) }, 'inbox onEvent failed; it will be retried');
-      try {
-        noteStale(await inbox.fail(event, { error: describeError(error).slice(0, 2_000), retryInMs }), event, 'fail', 'fail');
-      } catch (failure) {
-        // Unrecorded, the lease simply runs out and the event is leased again: nothing is lost.
-        report(failure, { id: event.id, stage: 'fail', attempt: event.attempt });
-      }
+      await failAttempt(event, error, span);
     }
   };
 

@@ -122,14 +122,32 @@ export type KybDocumentStep = z.infer<typeof kybDocumentStepSchema>;
 export type KybUboStep = z.infer<typeof kybUboStepSchema>;
 /** A `relatedBusinesses` step. */
 export type KybRelatedBusinessesStep = z.infer<typeof kybRelatedBusinessesStepSchema>;
+/**
+ * The `type` of a step the spec does not document yet: a string at run time, typed apart from every
+ * documented name so that `step.type === 'document'` narrows a {@link KybStep} to exactly
+ * {@link KybDocumentStep}. Read it as a string with `String(step.type)`.
+ */
+export interface KybUnknownStepType {
+  /** Type-only, absent at run time: what keeps the documented names from matching this type. */
+  readonly __kybUnknownStepType: true;
+  toString(): string;
+}
 /** A step of a type the spec does not document yet; kept whole. */
 export interface KybOtherStep {
   id: string;
   title: string;
-  type: string & {};
+  type: KybUnknownStepType;
   [key: string]: unknown;
 }
-/** Any KYB step; narrow on `type`. */
+/**
+ * Any KYB step; narrow on `type`. A type the spec adds later arrives as a {@link KybOtherStep}.
+ * @example
+ * for (const step of details.steps) {
+ *   if (step.type === 'document') console.log(collectDocumentFiles(step));
+ *   else if (step.type === 'form') console.log(step.fields);
+ *   else if (String(step.type) === 'aNewType') console.log(step);
+ * }
+ */
 export type KybStep = KybFormStep | KybAddressStep | KybDocumentStep | KybUboStep | KybRelatedBusinessesStep | KybOtherStep;
 
 const knownStepTypes: ReadonlySet<string> = new Set(KYB_STEP_TYPES);

@@ -10,7 +10,7 @@ import type { EventSubject, IdentifyEvent } from './identify.js';
  */
 export class DeliveryContext implements WebhookContext {
   private controller: AbortController | undefined;
-  private expired = false;
+  private expired: unknown = undefined;
   private identified: EventSubject | null | undefined;
 
   constructor(
@@ -43,15 +43,15 @@ export class DeliveryContext implements WebhookContext {
     return () => fetchResult(this.client, this.subject);
   }
 
-  /** The deadline passed: abort the signal (now, or whenever it is first read). */
-  expire(): void {
-    this.expired = true;
+  /** The deadline passed: abort the signal with `reason` (now, or whenever it is first read). */
+  expire(reason: unknown = new Error('webhook handler deadline passed')): void {
+    this.expired ??= reason;
     this.abortIfExpired();
   }
 
   private abortIfExpired(): void {
-    if (this.expired && this.controller && !this.controller.signal.aborted) {
-      this.controller.abort(new Error('webhook handler deadline passed'));
+    if (this.expired !== undefined && this.controller && !this.controller.signal.aborted) {
+      this.controller.abort(this.expired);
     }
   }
 }
