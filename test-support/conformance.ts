@@ -104,7 +104,11 @@ export function conformanceSuite<Req>(adapter: AdapterUnderTest<Req>): void {
               events.push(ctx);
             },
           },
-          invite: { kyb: { resolveBusiness: party }, kyc: { resolveUser: party } },
+          invite: {
+            kyb: { resolveBusiness: party },
+            kyc: { resolveUser: party },
+            errorPage: ({ status, code, message }) => `<main data-status="${status}" data-code="${code}">${message}</main>`,
+          },
         },
         { parser: setup.parser ?? 'none' },
       );
@@ -266,6 +270,21 @@ export function conformanceSuite<Req>(adapter: AdapterUnderTest<Req>): void {
         expect(response.status).toBe(401);
         expect(response.headers['cache-control']).toBe('no-store');
       }
+    });
+
+    it('a browser whose invite fails gets the error page, with the status and headers; an API caller keeps JSON', async () => {
+      const { post } = await start();
+      const browser = await post('/verikit/invite/kyb', '', {
+        accept: 'text/html,application/xhtml+xml',
+        'content-type': 'application/x-www-form-urlencoded',
+      });
+      expect(browser.status).toBe(401);
+      expect(browser.headers['content-type']).toMatch(/^text\/html/);
+      expect(browser.headers['cache-control']).toBe('no-store');
+      expect(browser.text).toBe('<main data-status="401" data-code="unauthorized">Sign in to start a verification.</main>');
+      const api = await post('/verikit/invite/kyb', '');
+      expect(api.headers['content-type']).toMatch(/^application\/json/);
+      expect(JSON.parse(api.text)).toMatchObject({ error: 'unauthorized' });
     });
 
     it('the KYB invite gives a working hosted link that leads to a completed case', async () => {

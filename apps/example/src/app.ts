@@ -6,7 +6,6 @@ import { refuseCrossSite } from './cross-site.js';
 import type { Account, Database, SessionLifetime } from './db.js';
 import { documentRoute } from './documents.js';
 import { DownloadLimit } from './download-limit.js';
-import { inviteErrorPages } from './invite-pages.js';
 import { operatorRoutes } from './operator.js';
 import { dashboardPage, errorPage, FAVICON_SVG, signInPage } from './pages.js';
 import { SessionCookie, signOutRoute } from './session-cookie.js';
@@ -66,20 +65,16 @@ export function createApp(deps: AppDeps): express.Express {
     ),
   );
 
-  // verikit's invite routes; a person who pressed "Verify" gets a page, not their JSON error.
-  app.use(
-    '/verikit/invite',
-    inviteErrorPages((res, status, message) =>
-      status === 401
-        ? signInAgain(res, 401, 'You are signed out (perhaps in another tab): sign in again to start a verification.')
-        : page(res, status, 'The verification could not start', message),
-    ),
-  );
   app.use(
     '/verikit',
     verikitRouter({
       client,
       invite: {
+        // A person who pressed "Verify" gets one of the app's pages, not the route's JSON error.
+        errorPage: ({ status, code, message }) =>
+          code === 'unauthorized'
+            ? signInPage(mode, 'You are signed out (perhaps in another tab): sign in again to start a verification.')
+            : errorPage(mode, status, 'The verification could not start', message),
         kyb: {
           resolveBusiness: async (req) => {
             const who = await account(req);

@@ -1,6 +1,12 @@
 import type { VerikitClient } from './client/client.js';
 import { ConfigurationError } from './errors.js';
-import { createInviteHandler, type InviteHandler, type KybInviteOptions, type KycInviteOptions } from './invite/handler.js';
+import {
+  createInviteHandler,
+  type InviteErrorPage,
+  type InviteHandler,
+  type KybInviteOptions,
+  type KycInviteOptions,
+} from './invite/handler.js';
 import type { DeadlinesFactory } from './util/deadlines.js';
 import { isPost, rawHeader } from './util/headers.js';
 import { type Logger, resolveLogger } from './util/logger.js';
@@ -35,7 +41,12 @@ export interface VerikitRoutesOptions<Req> {
   /** `POST /webhook`. */
   webhook?: WebhookRouteOptions;
   /** `POST /invite/kyb` and `POST /invite/kyc`. */
-  invite?: { kyb?: KybInviteOptions<Req>; kyc?: KycInviteOptions<Req> };
+  invite?: {
+    kyb?: KybInviteOptions<Req>;
+    kyc?: KycInviteOptions<Req>;
+    /** The HTML page a browser gets when an invite fails (default: a plain page with the message); API callers get JSON. */
+    errorPage?: InviteErrorPage;
+  };
   /** Where the routes say what failed (default: warnings and errors on `console`; `false` for silence); `webhook.logger` overrides it for the webhook route. */
   logger?: Logger | false;
 }
@@ -113,8 +124,9 @@ export function createRoutesWith<Req>(
     );
   }
   const logger = resolveLogger(options.logger);
-  if (invite?.kyb) routes.inviteKyb = createInviteHandler(client as VerikitClient, { kind: 'kyb', options: invite.kyb }, logger);
-  if (invite?.kyc) routes.inviteKyc = createInviteHandler(client as VerikitClient, { kind: 'kyc', options: invite.kyc }, logger);
+  const inviteOptions = { logger, errorPage: invite?.errorPage };
+  if (invite?.kyb) routes.inviteKyb = createInviteHandler(client as VerikitClient, { kind: 'kyb', options: invite.kyb }, inviteOptions);
+  if (invite?.kyc) routes.inviteKyc = createInviteHandler(client as VerikitClient, { kind: 'kyc', options: invite.kyc }, inviteOptions);
   return routes;
 }
 

@@ -54,7 +54,10 @@ export {
 export { createInboxWorker, type InboxContext, type InboxErrorStage, type InboxWorker, type InboxWorkerOptions } from './inbox/worker.js';
 export {
   createInviteHandler,
+  type InviteErrorPage,
+  type InviteFailure,
   type InviteHandler,
+  type InviteHandlerOptions,
   type InviteRequest,
   type InviteResponse,
   type KybInviteOptions,

@@ -56,12 +56,7 @@ describe('createInviteHandler', () => {
     const handle = createInviteHandler(
       clientMeeting(answer),
       { kind: 'kyb', options: { resolveBusiness: () => ({ refId: 'biz' }) } },
-      {
-        debug() {},
-        info() {},
-        warn() {},
-        error() {},
-      },
+      { logger: { debug() {}, info() {}, warn() {}, error() {} } },
     );
     const reply = await handle({ method: 'POST', headers: {}, request: {} });
     expect(reply.status).toBe(status);
@@ -100,5 +95,67 @@ describe('createInviteHandler', () => {
     expect(answer.status).toBe(500);
     expect(answer.headers).toMatchObject(PRIVATE);
     expect(answer.body).not.toContain('exploded');
+  });
+});
+
+describe('a browser whose invite fails', () => {
+  const browser = { accept: 'text/html,application/xhtml+xml' };
+  const silent = { debug() {}, info() {}, warn() {}, error() {} };
+
+  it('gets a plain page by default: the message escaped, the status and private headers kept', async () => {
+    const handle = createInviteHandler(
+      clientMeeting(() => new Response('{}', { status: 429, headers: { 'retry-after': '7' } })),
+      {
+        kind: 'kyc',
+        options: { resolveUser: () => ({ refId: 'person' }) },
+      },
+      { logger: silent },
+    );
+    const reply = await handle({ method: 'POST', headers: browser, request: {} });
+    expect(reply.status).toBe(503);
+    expect(reply.headers).toMatchObject({ ...PRIVATE, 'content-type': 'text/html; charset=utf-8', 'retry-after': '7' });
+    expect(reply.body).toMatch(/^<!doctype html>/);
+    expect(reply.body).toContain('The verification service is busy or unreachable; try again shortly.');
+  });
+
+  it('gets the errorPage it was given, and the plain page when that one throws', async () => {
+    const errors: string[] = [];
+    const logger = { ...silent, error: (_fields: unknown, message: string) => void errors.push(message) };
+    const make = (errorPage: (f: { code: string; message: string }) => string) =>
+      createInviteHandler(
+        clientMeeting(() => new Response('{}')),
+        { kind: 'kyb', options: { resolveBusiness: () => null } },
+        { logger, errorPage },
+      );
+    const custom = await make(({ code, message }) => `<p class="${code}">${message}</p>`)({
+      method: 'POST',
+      headers: browser,
+      request: {},
+    });
+    expect(custom.body).toBe('<p class="unauthorized">Sign in to start a verification.</p>');
+    const broken = await make(() => {
+      throw new Error('template broke');
+    })({ method: 'POST', headers: browser, request: {} });
+    expect(broken.status).toBe(401);
+    expect(broken.body).toContain('Sign in to start a verification.');
+    expect(errors).toEqual(['invite errorPage failed; answered the plain page']);
+  });
+
+  it('a message never becomes markup in the plain page', async () => {
+    const handle = createInviteHandler(
+      clientMeeting(() => new Response('{}')),
+      {
+        kind: 'kyb',
+        options: {
+          resolveBusiness: () => {
+            throw new Error('<script>alert(1)</script>');
+          },
+        },
+      },
+      { logger: silent },
+    );
+    const reply = await handle({ method: 'POST', headers: browser, request: {} });
+    expect(reply.status).toBe(500);
+    expect(reply.body).not.toContain('<script>');
   });
 });

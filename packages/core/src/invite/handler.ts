@@ -40,6 +40,26 @@ export interface InviteResponse {
 /** `(request) => response`, the same for every framework. */
 export type InviteHandler<Req> = (request: InviteRequest<Req>) => Promise<InviteResponse>;
 
+/** Why an invite could not start, as a browser's error page shows it: the answer's status, its stable code, a message for the person. */
+export interface InviteFailure {
+  status: InviteResponse['status'];
+  /** `unauthorized` (nobody signed in), `verification_unavailable` (busy or unreachable: try again), `verification_failed`, ... */
+  code: string;
+  /** Written for the person who pressed the button; never a token, key or upstream body. */
+  message: string;
+}
+
+/** Renders the HTML page a browser gets when an invite fails (a form post expects a page, not JSON). */
+export type InviteErrorPage = (failure: InviteFailure) => string;
+
+/** Options every invite route shares. */
+export interface InviteHandlerOptions {
+  /** Where failures are written (default `console`). */
+  logger?: Logger;
+  /** The page a browser gets when an invite fails (default: a plain page with the message); API callers always get JSON. */
+  errorPage?: InviteErrorPage;
+}
+
 const PRIVATE = { 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' };
 
 function reply(status: InviteResponse['status'], body: Record<string, unknown>, headers: Record<string, string> = {}): InviteResponse {
@@ -51,7 +71,14 @@ function header(headers: HeaderSource, name: string): string {
   return typeof value === 'string' ? value : (value?.join(',') ?? '');
 }
 
-/** A browser form post (Accept led by text/html) gets a 303 to the link; API callers get JSON. */
+const escapeHtml = (text: string) =>
+  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
+
+/** The default page for a browser whose invite failed: the message, and nothing of the app's own. */
+const plainErrorPage: InviteErrorPage = ({ message }) =>
+  `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>The verification could not start</title></head><body><h1>The verification could not start</h1><p>${escapeHtml(message)}</p><p><a href="javascript:history.back()">Go back</a></p></body></html>`;
+
+/** A browser form post (Accept led by text/html) gets a 303 to the link, or an error page; API callers get JSON. */
 function wantsRedirect(headers: HeaderSource): boolean {
   const accept = header(headers, 'accept').toLowerCase();
   const html = accept.indexOf('text/html');
@@ -95,8 +122,10 @@ function upstreamFailure(error: unknown): InviteResponse {
 export function createInviteHandler<Req>(
   client: VerikitClient,
   invite: { kind: 'kyb'; options: KybInviteOptions<Req> } | { kind: 'kyc'; options: KycInviteOptions<Req> },
-  logger: Logger = consoleLogger,
+  { logger = consoleLogger, errorPage = plainErrorPage }: InviteHandlerOptions = {},
 ): InviteHandler<Req> {
+  if (typeof errorPage !== 'function')
+    throw new ConfigurationError('invite.errorPage', 'invite.errorPage must be a function returning HTML');
   const resolve = invite.kind === 'kyb' ? invite.options?.resolveBusiness : invite.options?.resolveUser;
   if (typeof resolve !== 'function') {
     throw new ConfigurationError(
@@ -104,7 +133,7 @@ export function createInviteHandler<Req>(
       'an invite route needs the callback that tells who is signed in',
     );
   }
-  const answer: InviteHandler<Req> = async ({ method, headers, request }) => {
+  const answer = async ({ method, request }: InviteRequest<Req>, browser: boolean): Promise<InviteResponse> => {
     if (!isPost(method)) return reply(405, { error: 'method_not_allowed' }, { allow: 'POST' });
     let party: KybParty | KycParty | null;
     try {
@@ -131,7 +160,7 @@ export function createInviteHandler<Req>(
     } catch (error) {
       return failed(upstreamFailure(error), error, party.refId);
     }
-    if (wantsRedirect(headers)) return { status: 303, headers: { location: link.url, ...PRIVATE }, body: '' };
+    if (browser) return { status: 303, headers: { location: link.url, ...PRIVATE }, body: '' };
     return reply(200, { url: link.url, expiresAt: link.expiresAt?.toISOString() ?? null });
   };
   // The sender sees a short code; the log gets the cause (a busy service is a warning: the user can retry).
@@ -143,9 +172,30 @@ export function createInviteHandler<Req>(
     );
     return response;
   };
+  /** A failure as a browser sees it: the same status and headers, the integrator's page (or a plain one) for the body. */
+  const asPage = (response: InviteResponse): InviteResponse => {
+    const { error, message } = JSON.parse(response.body) as { error: string; message?: string };
+    let body: string;
+    const failure = { status: response.status, code: error, message: message ?? 'The verification could not be started.' };
+    try {
+      body = errorPage(failure);
+    } catch (pageError) {
+      logger.error({ kind: invite.kind, err: pageError }, 'invite errorPage failed; answered the plain page');
+      body = plainErrorPage(failure);
+    }
+    return { status: response.status, headers: { ...response.headers, 'content-type': 'text/html; charset=utf-8' }, body };
+  };
   // Whatever goes wrong, the answer stays private: no cache, no referrer, never the framework's error page.
-  return (request) =>
-    answer(request).catch((error: unknown) =>
-      failed(reply(500, { error: 'invite_failed', message: 'The verification could not be started.' }), error),
-    );
+  const unexpected = (error: unknown) =>
+    failed(reply(500, { error: 'invite_failed', message: 'The verification could not be started.' }), error);
+  return async (request) => {
+    let browser: boolean;
+    try {
+      browser = wantsRedirect(request.headers);
+    } catch (error) {
+      return unexpected(error);
+    }
+    const response = await answer(request, browser).catch(unexpected);
+    return response.status >= 400 && browser ? asPage(response) : response;
+  };
 }
