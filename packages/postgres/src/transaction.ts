@@ -47,7 +47,10 @@ async function beginOnPool(pool: PoolLike, timeoutMs: number): Promise<OpenTrans
   const held = hold(pool);
   let ended = false;
   let backend: number | null | undefined;
-  void held.client.then((client) => (backend = client.processID), () => {});
+  void held.client.then(
+    (client) => (backend = client.processID),
+    () => {},
+  );
   /**
    * Ends the transaction by giving its client back (destroyed with an `error`). With a statement
    * still running on the server, destroying the connection does not stop it (it may hold locks until

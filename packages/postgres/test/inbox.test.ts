@@ -176,7 +176,8 @@ function inboxSuite(name: string, open: () => Promise<{ db: Queryable; close(): 
 
     it('a ctx.sql kept past its event (a late promise, a closure) refuses every query, so no ended attempt writes after the fact', async () => {
       const { deliver, worker, write, effects, schema } = await fresh();
-      const late: Array<Promise<unknown>> = [];
+      // Each attempt keeps its ctx.sql in a closure; they are all used once the event is done, however long that took.
+      const kept: Array<() => Promise<unknown>> = [];
       const outcome = (query: Promise<unknown>) =>
         query.then(
           () => 'ran',
@@ -185,11 +186,8 @@ function inboxSuite(name: string, open: () => Promise<{ db: Queryable; close(): 
       const w = worker({
         retry: { maxAttempts: 5, baseDelayMs: 10, maxDelayMs: 20 },
         onEvent: async (ctx) => {
-          // Each attempt leaves a write behind, to run once onEvent has ended.
-          late.push(
-            new Promise((resolve) => setTimeout(resolve, 20)).then(() =>
-              outcome(ctx.sql.query(`INSERT INTO ${schema}.effects (id, attempt) VALUES ($1, $2)`, [ctx.id, 100 + ctx.attempt])),
-            ),
+          kept.push(() =>
+            outcome(ctx.sql.query(`INSERT INTO ${schema}.effects (id, attempt) VALUES ($1, $2)`, [ctx.id, 100 + ctx.attempt])),
           );
           if (ctx.attempt === 1) {
             await write(ctx);
@@ -201,8 +199,8 @@ function inboxSuite(name: string, open: () => Promise<{ db: Queryable; close(): 
       });
       w.start();
       const { id } = await deliver({ type: 'kyb.case.status_changed', data: { refId: 'kept' } });
-      await until(async () => late.length === 3 && (await effects()).length > 0, 'the third attempt');
-      const outcomes = await Promise.all(late);
+      await until(async () => kept.length === 3 && (await effects()).length > 0, 'the third attempt');
+      const outcomes = await Promise.all(kept.map((use) => use()));
       expect(await effects()).toEqual([{ id, attempt: 3 }]);
       expect(outcomes).toEqual(Array(3).fill({ name: 'TransactionEndedError', code: 'transaction_ended' }));
     });

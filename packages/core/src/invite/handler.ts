@@ -71,12 +71,11 @@ function header(headers: HeaderSource, name: string): string {
   return typeof value === 'string' ? value : (value?.join(',') ?? '');
 }
 
-const escapeHtml = (text: string) =>
-  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /** The default page for a browser whose invite failed: the message, and nothing of the app's own. */
 const plainErrorPage: InviteErrorPage = ({ message }) =>
-  `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>The verification could not start</title></head><body><h1>The verification could not start</h1><p>${escapeHtml(message)}</p><p><a href="javascript:history.back()">Go back</a></p></body></html>`;
+  `<!doctype html><meta charset="utf-8"><meta name="viewport" content="width=device-width"><title>Verification not started</title><p>${escapeHtml(message)}`;
 
 /** A browser form post (Accept led by text/html) gets a 303 to the link, or an error page; API callers get JSON. */
 function wantsRedirect(headers: HeaderSource): boolean {
