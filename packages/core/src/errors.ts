@@ -20,7 +20,9 @@ export type VerikitErrorCode =
   | 'transaction_ended'
   | 'not_durable'
   | 'event_timeout'
-  | 'event_abandoned';
+  | 'event_abandoned'
+  | 'untracked'
+  | 'unidentified_event';
 
 /** Base class of every error verikit throws; switch on `code`, not on the message. */
 export class VerikitError extends Error {

@@ -66,6 +66,23 @@ export {
   type KycParty,
 } from './invite/handler.js';
 export {
+  checkLedgerKey,
+  type LedgerChange,
+  type LedgerEngine,
+  type LedgerEntry,
+  type LedgerKey,
+  type LedgerListOptions,
+  type LedgerLock,
+  type LedgerStats,
+  MAX_REF_ID_LENGTH,
+  type Observation,
+  type ObservationSource,
+  type RecordOutcome,
+  type TrackOutcome,
+  UntrackedVerificationError,
+} from './ledger/ledger.js';
+export { createMemoryLedger, type MemoryLedgerOptions, type MemoryLedgerTransaction } from './ledger/memory.js';
+export {
   buildVerificationLink,
   type LinkEnvironment,
   readTokenExpiry,

@@ -28,6 +28,11 @@ export interface InboxEvent extends InboxDelivery {
   owner: string;
   /** This attempt's number, from 1. */
   attempt: number;
+  /**
+   * When the inbox accepted it, on the clock the engine's ledger uses too (when the engine knows):
+   * the ledger settles an event without a fetch of its own when a fetch for its refId started after it.
+   */
+  receivedAt?: Date;
 }
 
 /** An event that ran out of attempts, kept for an operator to inspect and replay. */
