@@ -3,7 +3,7 @@
 // here with the types a real project would have, so each fragment is type-checked as written.
 import type { IncomingMessage } from 'node:http';
 import type { DocumentRef, IdempotencyStore, InboxEngine, LedgerEngine, VerikitClient, WebhookContext } from '@verikit/core';
-import type { Queryable } from '@verikit/postgres';
+import type { Queryable as PostgresQueryable } from '@verikit/postgres';
 import type { FakeService } from '@verikit/testing';
 import type { Express, Request as ExpressRequest } from 'express';
 import type { Redis } from 'ioredis';
@@ -25,7 +25,7 @@ declare global {
   const store: IdempotencyStore;
   const inbox: InboxEngine;
   /** A ledger on the reader's database (`createPostgresLedger({ db: pool })`). */
-  const ledger: LedgerEngine<Queryable>;
+  const ledger: LedgerEngine<PostgresQueryable>;
   const onEvent: (ctx: WebhookContext) => Promise<void>;
   const fake: FakeService;
   /** The reader's own lookup of a signed-in business's document. */
@@ -36,7 +36,7 @@ declare global {
   const createInboxWorker: typeof import('@verikit/core').createInboxWorker;
   const createReconciler: typeof import('@verikit/core').createReconciler;
   type LedgerChangeContext<Tx> = import('@verikit/core').LedgerChangeContext<Tx>;
-  type Queryable = import('@verikit/postgres').Queryable;
+  type Queryable = PostgresQueryable;
   const verikitRouter: typeof import('@verikit/express').verikitRouter;
   /** Deno's server, where the snippet runs on Deno. */
   const Deno: { serve(handler: (request: Request) => Response | Promise<Response>): unknown };
