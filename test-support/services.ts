@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { connect } from 'node:net';
 
 /**
@@ -36,3 +37,17 @@ export async function requireService(name: string, url: string): Promise<boolean
 
 /** The Redis server the real-server suites use: `VERIKIT_TEST_REDIS_URL`, else the local one (127.0.0.1:6379). */
 export const REDIS_URL = process.env.VERIKIT_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+/**
+ * Whether every one of `commands` can be run here (each answers `--version`). Like
+ * {@link requireService}: in CI (`VERIKIT_REQUIRE_SERVICES=1`) a missing one is a failure; elsewhere
+ * the suites named `what` are skipped and say so.
+ */
+export function requireCommands(what: string, commands: string[]): boolean {
+  const missing = commands.filter((command) => spawnSync(command, ['--version']).status !== 0);
+  if (missing.length === 0) return true;
+  const message = `${missing.join(' and ')} not on the PATH`;
+  if (process.env.VERIKIT_REQUIRE_SERVICES === '1') throw new Error(`${message}, and VERIKIT_REQUIRE_SERVICES=1 requires it`);
+  console.warn(`SKIPPED: the ${what} suites did not run (${message}); install it to run them.`);
+  return false;
+}

@@ -1,6 +1,7 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { freePort } from '../../../test-support/readme-snippet.js';
+import { requireCommands } from '../../../test-support/services.js';
 
 /** A redis-server of a test's own, on a free loopback port, keeping nothing on disk: its settings are the test's to change. */
 export interface DedicatedRedis {
@@ -16,11 +17,7 @@ export interface DedicatedRedis {
  * `VERIKIT_REQUIRE_SERVICES=1`, else the suite is skipped and says why.
  */
 export function requireRedisServerBinary(): boolean {
-  if (spawnSync('redis-server', ['--version']).status === 0) return true;
-  const message = 'redis-server is not on the PATH';
-  if (process.env.VERIKIT_REQUIRE_SERVICES === '1') throw new Error(`${message}, and VERIKIT_REQUIRE_SERVICES=1 requires it`);
-  console.warn(`SKIPPED: the suites on a dedicated Redis did not run (${message}).`);
-  return false;
+  return requireCommands('dedicated Redis', ['redis-server']);
 }
 
 const exited = (child: ChildProcess) =>
