@@ -1,5 +1,6 @@
 import { type Logger, VerikitError } from '@verikit/core';
 import type { Cluster, Redis } from 'ioredis';
+import { isCluster } from './cluster.js';
 import { withoutCommandArgs } from './redact.js';
 
 /** What to do when the Redis server can lose what verikit wrote: log it, refuse to work, or say nothing. */
@@ -34,12 +35,12 @@ function infoField(info: string, field: string): string | undefined {
   return match?.[1]?.trim();
 }
 
-/** Reads the server's persistence and eviction settings and says what each can lose. */
-export async function readPersistence(redis: Redis | Cluster): Promise<PersistenceReport> {
+/** Reads one server's persistence and eviction settings and says what each can lose. */
+async function readServer(redis: Redis): Promise<PersistenceReport> {
   const [persistence, memory] = await Promise.all([redis.info('persistence'), redis.info('memory')]);
   const appendonly = infoField(persistence, 'aof_enabled') === '1';
   // CONFIG is often disabled on managed services; INFO is not.
-  const appendfsync = await (redis as Redis)
+  const appendfsync = await redis
     .config('GET', 'appendfsync')
     .then((reply) => (Array.isArray(reply) && typeof reply[1] === 'string' ? reply[1] : undefined))
     .catch(() => undefined);
@@ -60,6 +61,36 @@ export async function readPersistence(redis: Redis | Cluster): Promise<Persisten
     );
   }
   return { appendonly, appendfsync, maxmemoryPolicy, problems };
+}
+
+/** `appendfsync` values from the one that can lose the most. */
+const FSYNC_WEAKEST_FIRST = ['no', 'everysec', 'always'];
+
+/**
+ * Reads the server's persistence and eviction settings and says what each can lose. On a Cluster,
+ * every master's (INFO without a key would reach one node at random, and each master holds the
+ * writes of its own slots): `appendonly` only when every master has it, the weakest `appendfsync`
+ * and the first eviction policy other than `noeviction`, and each problem naming the masters it is
+ * found on.
+ */
+export async function readPersistence(redis: Redis | Cluster): Promise<PersistenceReport> {
+  if (!isCluster(redis)) return readServer(redis);
+  // The masters are known once the client has read the slots: a first command makes it.
+  if (redis.nodes('master').length === 0) await redis.ping();
+  const masters = redis.nodes('master');
+  const reports = await Promise.all(masters.map(readServer));
+  const foundOn = new Map<string, string[]>();
+  reports.forEach((report, i) => {
+    const { host, port } = (masters[i] as Redis).options;
+    for (const problem of report.problems) foundOn.set(problem, [...(foundOn.get(problem) ?? []), `${host}:${port}`]);
+  });
+  const fsyncs = reports.map((report) => report.appendfsync);
+  return {
+    appendonly: reports.every((report) => report.appendonly),
+    appendfsync: FSYNC_WEAKEST_FIRST.find((value) => fsyncs.includes(value)) ?? fsyncs.find((value) => value !== undefined),
+    maxmemoryPolicy: (reports.find((report) => report.maxmemoryPolicy !== 'noeviction') ?? reports[0])?.maxmemoryPolicy,
+    problems: [...foundOn].map(([problem, nodes]) => `${problem} (on ${nodes.length === 1 ? 'master' : 'masters'} ${nodes.join(', ')})`),
+  };
 }
 
 /** Checks the server once, as the policy says, before verikit relies on it. */
