@@ -19,6 +19,8 @@ export default defineProject({
       'test/job-id.test.ts',
       'test/refused-writes.test.ts',
       'test/ledger.test.ts',
+      'test/cluster-store.test.ts',
+      'test/cluster-inbox.test.ts',
     ],
     env: { VERIKIT_REDIS_MAJOR: '6' },
     testTimeout: 30_000,

@@ -1,6 +1,6 @@
 import type { AcceptResult, DeadLetter, InboxDelivery, InboxEngine, InboxEvent, LeaseOutcome } from '@verikit/core';
 import { Job, Queue, UnrecoverableError, Worker } from 'bullmq';
-import type { Cluster, Redis } from 'ioredis';
+import { isCluster, queueHashTag } from './cluster.js';
 import { jobIdFor, legacyJobIdFor } from './job-id.js';
 import { checkPrefix, type RedisBaseOptions, type RedisClient, resolveBaseOptions, withTimeout } from './options.js';
 import type { PersistenceReport } from './persistence.js';
@@ -74,13 +74,10 @@ const heldOrStale = (action: () => Promise<unknown>): Promise<LeaseOutcome> =>
 
 /** A connection of the worker's own, as BullMQ's workers need them: commands wait for a reconnection instead of failing. */
 function workerConnection(redis: RedisClient): RedisClient {
-  if ('nodes' in redis && typeof redis.nodes === 'function') {
-    const cluster = redis as Cluster;
-    return cluster.duplicate(undefined, {
-      redisOptions: { ...cluster.options.redisOptions, maxRetriesPerRequest: null },
-    });
+  if (isCluster(redis)) {
+    return redis.duplicate(undefined, { redisOptions: { ...redis.options.redisOptions, maxRetriesPerRequest: null } });
   }
-  return (redis as Redis).duplicate({ maxRetriesPerRequest: null });
+  return redis.duplicate({ maxRetriesPerRequest: null });
 }
 
 /**
@@ -98,6 +95,7 @@ export function createRedisInbox(options: RedisInboxOptions): RedisInbox {
   const { redis, retentionMs, logger, persistence, timeoutMs } = resolveBaseOptions(options, 'createRedisInbox');
   const queueName = checkPrefix(options.queueName ?? 'verikit-inbox', 'queueName');
   const prefix = checkPrefix(options.prefix ?? '{verikit}', 'prefix');
+  const hashTag = queueHashTag(redis, prefix, queueName);
   const onBullError = (error: unknown) =>
     logger.warn({ err: withoutCommandArgs(error) }, 'inbox on Redis: connection error (BullMQ reconnects)');
   const queue = new Queue<EventData>(queueName, {
@@ -210,7 +208,7 @@ export function createRedisInbox(options: RedisInboxOptions): RedisInbox {
       if (!applied) {
         const tx = new RecordedTransaction();
         await work(tx);
-        if (tx.commands.length > 0 && (await commitScript(commit, keys, event.owner, retentionMs, tx)) === 'stale') {
+        if (tx.commands.length > 0 && (await commitScript(commit, keys, event.owner, retentionMs, tx, hashTag)) === 'stale') {
           held.delete(event.owner);
           return 'stale';
         }

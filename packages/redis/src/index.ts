@@ -1,3 +1,4 @@
+export { RedisCrossSlotError } from './cluster.js';
 export { createRedisInbox, type RedisInbox, type RedisInboxOptions } from './inbox.js';
 export { createRedisLedger, type RedisLedger, type RedisLedgerOptions } from './ledger.js';
 export { type RedisBaseOptions, type RedisClient, RedisTimeoutError } from './options.js';
