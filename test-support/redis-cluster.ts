@@ -43,6 +43,8 @@ export interface RedisClusterOptions {
   nodeTimeoutMs?: number;
   /** redis-server settings replacing the default `appendonly no`, `save ''` (e.g. an AOF, to keep data over a kill). */
   persistence?: string[];
+  /** Where the nodes' temporary directories are made (default: the system's temporary directory). */
+  parentDir?: string;
 }
 
 /** A Redis Cluster of the test's own, on free loopback ports, each node in a temporary directory. */
@@ -140,6 +142,7 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
     replicasPerMaster: options.replicasPerMaster ?? 0,
     nodeTimeoutMs: options.nodeTimeoutMs ?? 1_000,
     persistence: options.persistence ?? ['--appendonly', 'no', '--save', ''],
+    parentDir: options.parentDir ?? tmpdir(),
   };
   const dirs: string[] = [];
   const nodes: NodeState[] = [];
@@ -150,7 +153,7 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
   try {
     const total = settings.masters * (1 + settings.replicasPerMaster);
     for (let i = 0; i < total; i++) {
-      const dir = mkdtempSync(join(tmpdir(), 'verikit-redis-cluster-'));
+      const dir = mkdtempSync(join(settings.parentDir, 'verikit-redis-cluster-'));
       dirs.push(dir);
       nodes.push(await startNode(dir, settings));
     }

@@ -17,6 +17,11 @@ export interface ChaosEngine {
   effects(): Promise<Map<string, number>>;
   /** How many times onEvent ran past its failure point, per id (re-runs after a crash show here). */
   runs(): Promise<number>;
+  /**
+   * An outage of the engine itself (a server killed, then started again), run once in the middle of
+   * the sending; answers when the engine was down (ms since the epoch), from the kill to the restart.
+   */
+  outage?(): Promise<{ from: number; until: number }>;
 }
 
 /** Harness settings. */
@@ -51,6 +56,8 @@ export interface ChaosFigures {
   lost: number;
   doubled: number;
   runs: number;
+  /** With an engine outage: the answers to the attempts sent and answered while the engine was down. */
+  whileDown: Record<string, number> | undefined;
   seconds: number;
 }
 
@@ -109,11 +116,14 @@ export async function runChaos(engine: ChaosEngine, options: ChaosOptions): Prom
   let sending = true;
 
   const givenUpHistories: string[] = [];
+  /** Each attempt's start, end and answer, to tell which ones fell within an engine outage. */
+  const answers: Array<[number, number, string]> = [];
   const deliver = async (id: string, payload: string): Promise<void> => {
     const history: string[] = [];
     for (const delay of options.scheduleMs) {
       if (delay > 0) await sleep(delay);
       attempts++;
+      const sentAt = Date.now();
       // Like a load balancer: each attempt may land on another instance, or on one that is down.
       const target = instances[Math.floor(Math.random() * instances.length)];
       let status = 'down';
@@ -128,6 +138,7 @@ export async function runChaos(engine: ChaosEngine, options: ChaosOptions): Prom
         }
       }
       statuses[status] = (statuses[status] ?? 0) + 1;
+      answers.push([sentAt, Date.now(), status]);
       history.push(`${Date.now() - started}:${status}`);
       if (status.startsWith('2')) {
         // A 2xx tells the sender to stop: the event must be durable by now.
@@ -144,8 +155,10 @@ export async function runChaos(engine: ChaosEngine, options: ChaosOptions): Prom
     const killAt = Array.from({ length: options.kills }, (_, k) => ((k + 1) * sendWindow) / (options.kills + 1));
     const t0 = Date.now();
     let nextKill = 0;
-    while (sending || nextKill < killAt.length) {
+    let outage: Promise<{ from: number; until: number }> | undefined;
+    while (sending || nextKill < killAt.length || (engine.outage !== undefined && outage === undefined)) {
       await sleep(250);
+      if (engine.outage !== undefined && outage === undefined && Date.now() - t0 >= sendWindow / 2) outage = engine.outage();
       if (Math.random() < 0.3) killedConnections += await engine.killConnections().catch(() => 0);
       if (nextKill < killAt.length && Date.now() - t0 >= (killAt[nextKill] as number)) {
         nextKill++;
@@ -158,6 +171,7 @@ export async function runChaos(engine: ChaosEngine, options: ChaosOptions): Prom
         instances[victim] = await start(victim);
       }
     }
+    return outage;
   })();
 
   const ids = Array.from({ length: options.distinct }, (_, i) => `msg_chaos_${started}_${i}`);
@@ -185,7 +199,7 @@ export async function runChaos(engine: ChaosEngine, options: ChaosOptions): Prom
     }),
   );
   sending = false;
-  await faults;
+  const down = await faults;
   const settleBy = Date.now() + 60_000;
   while (!(await engine.settled())) {
     if (Date.now() > settleBy) break;
@@ -206,6 +220,11 @@ export async function runChaos(engine: ChaosEngine, options: ChaosOptions): Prom
     lost: ids.filter((id) => !effects.has(id)).length,
     doubled: [...effects.values()].filter((n) => n > 1).length,
     runs: await engine.runs(),
+    whileDown:
+      down &&
+      answers
+        .filter(([sentAt, answeredAt]) => sentAt >= down.from && answeredAt <= down.until)
+        .reduce<Record<string, number>>((counts, [, , status]) => ({ ...counts, [status]: (counts[status] ?? 0) + 1 }), {}),
     seconds: Math.round((Date.now() - started) / 100) / 10,
   };
   await Promise.all(instances.map((instance) => instance?.kill()));

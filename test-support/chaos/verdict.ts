@@ -23,7 +23,8 @@ export function expectExactlyOnce(figures: ChaosFigures, label: string): void {
     `chaos (${label}): deliveries=${figures.deliveries} distinct=${figures.distinct} attempts=${figures.attempts} ` +
       `effects-lost=${figures.lost} effects-doubled=${figures.doubled} 2xx-before-durable=${figures.earlyAcks} given-up=${figures.givenUp} ` +
       `sigkills=${figures.kills} killed-connections=${figures.killedConnections} onEvent-runs=${figures.runs} ` +
-      `statuses=${JSON.stringify(figures.statuses)} crashes=${figures.crashes.length} seconds=${figures.seconds}`,
+      `statuses=${JSON.stringify(figures.statuses)} ${figures.whileDown ? `while-engine-down=${JSON.stringify(figures.whileDown)} ` : ''}` +
+      `crashes=${figures.crashes.length} seconds=${figures.seconds}`,
   );
   expect(figures.kills).toBeGreaterThanOrEqual(3);
   expect(figures.deliveries).toBeGreaterThanOrEqual(10_000);
