@@ -5,6 +5,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REDIS_URL, requireService } from '../../../test-support/services.js';
 import { createRedisLedger, RedisTimeoutError, type RedisTransaction } from '../src/index.js';
+import { ledgerBase } from '../src/ledger-keys.js';
 import { requireRedisServerBinary, startDedicatedRedis } from './dedicated-redis.js';
 
 // Each run writes under its own prefix, so parallel or repeated runs never collide.
@@ -60,7 +61,8 @@ describe.runIf(serverAvailable)('the Redis ledger on the real server', () => {
     }
   });
 
-  it("keeps every key under one hash tag: {verikit} after the default prefix, the prefix's own tag when it has one", async () => {
+  it("keeps every key under one hash tag: the prefix's first segment ({verikit} for the default), or the prefix's own tag", async () => {
+    expect(ledgerBase('verikit:ledger:')).toBe('verikit:ledger:{verikit}:');
     const { ledger, keys, prefix, close } = fresh();
     await ledger.track({ kind: 'kyb', refId: 'biz-42' }, { nextCheckAt: past() });
     const lock = expectLockOf(await ledger.lock({ kind: 'kyb', refId: 'biz-42' }, { leaseMs: 5_000 }));
