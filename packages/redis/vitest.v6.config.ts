@@ -21,6 +21,7 @@ export default defineProject({
       'test/ledger.test.ts',
       'test/cluster-store.test.ts',
       'test/cluster-inbox.test.ts',
+      'test/cluster-ledger.test.ts',
     ],
     env: { VERIKIT_REDIS_MAJOR: '6' },
     testTimeout: 30_000,

@@ -29,25 +29,47 @@ export class RecordedTransaction implements RedisTransaction {
 }
 
 /**
- * KEYS: the job's lock, the applied-mark. ARGV: the lease token, the mark's lifetime (ms), the
- * commands as JSON, `1` on a Cluster. 0: the lease is someone else's, nothing applied; 1: applied
- * now or earlier; `{'cross-slot', n}`: command n names a key in another slot, nothing applied (a
- * Cluster refuses such a key only when the script reaches it, after the writes before it).
- * Redis has no rollback: a command Redis refuses stops the script with the ones before it applied.
+ * Lua: `cross_slot(commands, key)`, the position of the first of the decoded ctx.sql `commands`
+ * that names a key outside `key`'s Cluster slot, or nil. A Cluster refuses such a key only when a
+ * script reaches it, after the writes before it: a script that applies ctx.sql writes checks them
+ * all first (on a Cluster only: CLUSTER KEYSLOT fails on a single server) and answers
+ * `{'cross-slot', n}`, which {@link crossSlotError} turns into the error. A command Redis does not
+ * know, or that names no key, is left for Redis to refuse or run.
  */
-export const COMMIT = `if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-if redis.call('EXISTS', KEYS[2]) == 1 then return 1 end
-local commands = cjson.decode(ARGV[3])
-if ARGV[4] == '1' then
-  local slot = redis.call('CLUSTER', 'KEYSLOT', KEYS[1])
+export const CROSS_SLOT = `local function cross_slot(commands, key)
+  local slot = redis.call('CLUSTER', 'KEYSLOT', key)
   for n, command in ipairs(commands) do
     local known, keys = pcall(redis.call, 'COMMAND', 'GETKEYS', unpack(command))
     if known then
-      for _, key in ipairs(keys) do
-        if redis.call('CLUSTER', 'KEYSLOT', key) ~= slot then return {'cross-slot', n} end
+      for _, named in ipairs(keys) do
+        if redis.call('CLUSTER', 'KEYSLOT', named) ~= slot then return n end
       end
     end
   end
+  return nil
+end
+`;
+
+/** The {@link RedisCrossSlotError} for a script's `{'cross-slot', n}` reply about `tx`, else undefined. */
+export function crossSlotError(reply: unknown, tx: RecordedTransaction, hashTag: string): RedisCrossSlotError | undefined {
+  if (!Array.isArray(reply) || reply[0] !== 'cross-slot') return undefined;
+  const position = Number(reply[1]);
+  return new RedisCrossSlotError(tx.commands[position - 1]?.[0] ?? '?', position, hashTag);
+}
+
+/**
+ * KEYS: the job's lock, the applied-mark. ARGV: the lease token, the mark's lifetime (ms), the
+ * commands as JSON, `1` on a Cluster. 0: the lease is someone else's, nothing applied; 1: applied
+ * now or earlier; `{'cross-slot', n}`: see {@link CROSS_SLOT}, nothing applied.
+ * Redis has no rollback: a command Redis refuses stops the script with the ones before it applied.
+ */
+export const COMMIT = `${CROSS_SLOT}
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+if redis.call('EXISTS', KEYS[2]) == 1 then return 1 end
+local commands = cjson.decode(ARGV[3])
+if ARGV[4] == '1' then
+  local n = cross_slot(commands, KEYS[1])
+  if n then return {'cross-slot', n} end
 end
 for _, command in ipairs(commands) do redis.call(unpack(command)) end
 redis.call('SET', KEYS[2], '1', 'PX', ARGV[2])
@@ -70,9 +92,7 @@ export async function commitScript(
     [keys.lock, keys.applied],
     [token, String(retentionMs), JSON.stringify(tx.commands), hashTag === undefined ? '0' : '1'],
   );
-  if (Array.isArray(reply)) {
-    const position = Number(reply[1]);
-    throw new RedisCrossSlotError(tx.commands[position - 1]?.[0] ?? '?', position, hashTag ?? '');
-  }
+  const refused = hashTag === undefined ? undefined : crossSlotError(reply, tx, hashTag);
+  if (refused !== undefined) throw refused;
   return reply === 1 ? 'ok' : 'stale';
 }
