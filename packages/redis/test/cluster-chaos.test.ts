@@ -78,7 +78,7 @@ describe.runIf(canRun)('multi-instance chaos on a local 3-master Redis Cluster, 
       },
       isDurable: async (id) => (await observe(() => redis.exists(queue.toKey(jobIdFor(id))))) === 1,
       settled: async () => {
-        const counts = await observe(() => queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'paused'));
+        const counts = await observe(() => queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized'));
         return Object.values(counts).every((n) => n === 0);
       },
       effects: async () => {
