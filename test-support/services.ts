@@ -48,6 +48,6 @@ export function requireCommands(what: string, commands: string[]): boolean {
   if (missing.length === 0) return true;
   const message = `${missing.join(' and ')} not on the PATH`;
   if (process.env.VERIKIT_REQUIRE_SERVICES === '1') throw new Error(`${message}, and VERIKIT_REQUIRE_SERVICES=1 requires it`);
-  console.warn(`SKIPPED: the ${what} suites did not run (${message}); install it to run them.`);
+  console.warn(`SKIPPED: the ${what} suites did not run (${message}); install ${missing.join(' and ')} to run them.`);
   return false;
 }

@@ -108,5 +108,5 @@ describe.runIf(canRun)('multi-instance chaos on a local 3-master Redis Cluster, 
     const whileDown = figures.whileDown ?? {};
     expect(Object.keys(whileDown).filter((status) => status.startsWith('2'))).toEqual([]);
     expect(whileDown['503']).toBeGreaterThan(0);
-  }, 120_000);
+  }, 240_000);
 });
