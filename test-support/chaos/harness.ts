@@ -93,6 +93,15 @@ async function startInstance(engine: ChaosEngine, index: number, onCrash: (how: 
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** How many attempts had each answer, of those sent and answered within `window`. */
+function countWhile(answers: Array<[number, number, string]>, window: { from: number; until: number }): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const [sentAt, answeredAt, status] of answers) {
+    if (sentAt >= window.from && answeredAt <= window.until) counts[status] = (counts[status] ?? 0) + 1;
+  }
+  return counts;
+}
+
 /**
  * Runs the multi-instance chaos scenario: `instances` server processes, a Svix-like sender that
  * retries any non-2xx or connection error on its schedule, every id sent `copiesPerId` times (some
@@ -220,11 +229,7 @@ export async function runChaos(engine: ChaosEngine, options: ChaosOptions): Prom
     lost: ids.filter((id) => !effects.has(id)).length,
     doubled: [...effects.values()].filter((n) => n > 1).length,
     runs: await engine.runs(),
-    whileDown:
-      down &&
-      answers
-        .filter(([sentAt, answeredAt]) => sentAt >= down.from && answeredAt <= down.until)
-        .reduce<Record<string, number>>((counts, [, , status]) => ({ ...counts, [status]: (counts[status] ?? 0) + 1 }), {}),
+    whileDown: down && countWhile(answers, down),
     seconds: Math.round((Date.now() - started) / 100) / 10,
   };
   await Promise.all(instances.map((instance) => instance?.kill()));
