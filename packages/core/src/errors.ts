@@ -22,7 +22,8 @@ export type VerikitErrorCode =
   | 'event_timeout'
   | 'event_abandoned'
   | 'untracked'
-  | 'unidentified_event';
+  | 'unidentified_event'
+  | 'ledger_busy';
 
 /** Base class of every error verikit throws; switch on `code`, not on the message. */
 export class VerikitError extends Error {

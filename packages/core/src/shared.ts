@@ -41,7 +41,7 @@ export {
 } from './client/options.js';
 export type { WritableLike, WriteOutcome } from './client/write-to.js';
 export { ConfigurationError, InvalidArgumentError, VerikitError, type VerikitErrorCode } from './errors.js';
-export { InboxEventAbandonedError, InboxEventTimeoutError } from './inbox/errors.js';
+export { InboxEventAbandonedError, InboxEventTimeoutError, UnidentifiedEventError } from './inbox/errors.js';
 export {
   type AcceptResult,
   type DeadLetter,
@@ -65,6 +65,7 @@ export {
   type KycInviteOptions,
   type KycParty,
 } from './invite/handler.js';
+export { defaultFingerprint, type Fingerprint, type VerificationResult } from './ledger/fingerprint.js';
 export {
   checkLedgerKey,
   type LedgerChange,
@@ -82,6 +83,14 @@ export {
   UntrackedVerificationError,
 } from './ledger/ledger.js';
 export { createMemoryLedger, type MemoryLedgerOptions, type MemoryLedgerTransaction } from './ledger/memory.js';
+export {
+  LedgerBusyError,
+  type LedgerChangeContext,
+  type LedgerObserverOptions,
+  type ObserveOutcome,
+} from './ledger/observe.js';
+export { createReconciler, type Reconciler, type ReconcilerOptions, type ReconcilerStats } from './ledger/reconciler.js';
+export type { ReconcileScheduleOptions } from './ledger/schedule.js';
 export {
   buildVerificationLink,
   type LinkEnvironment,

@@ -37,5 +37,12 @@ export {
   kycResultFixture,
   webhookEventFixture,
 } from './fixtures.js';
+export {
+  type LedgerContractCase,
+  LedgerContractError,
+  type LedgerContractOptions,
+  type LedgerEffects,
+  ledgerContract,
+} from './ledger-contract.js';
 export { type SignedWebhook, type SignWebhookInput, signWebhook } from './sign.js';
 export { idempotencyStoreContract, type StoreContractCase, StoreContractError, type StoreContractOptions } from './store-contract.js';

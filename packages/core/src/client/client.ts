@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import { ConfigurationError, InvalidArgumentError } from '../errors.js';
+import { trackCreation } from '../ledger/tracked-create.js';
 import { buildVerificationLink, readTokenExpiry } from '../link/link.js';
 import {
   type KybCaseDetails,
@@ -130,8 +131,14 @@ function withoutUndefined(body: Record<string, string | undefined>): Record<stri
 export function createClientWithTransport(options: ClientOptions, transport: Transport, platformAgent: string): VerikitClient {
   const resolved = resolveOptions(options, platformAgent, VERSION);
   const executor = new Executor(resolved, transport);
+  const tracked = trackCreation(options.ledger, options.ledgerSchedule);
   const urls = new SignedUrlCache();
   const signal = (o: CallOptions | undefined) => o?.signal;
+  const maxRetries = (o: CallOptions | undefined): number | undefined => {
+    if (o?.maxRetries === undefined) return undefined;
+    if (!Number.isInteger(o.maxRetries) || o.maxRetries < 0) throw new InvalidArgumentError('maxRetries must be a non-negative integer');
+    return o.maxRetries;
+  };
 
   const getDocumentUrl = async (file: DocumentRef, o?: CallOptions): Promise<SignedDocumentUrl> => {
     const path = resolveApiPath(file?.url, resolved.origin, resolved.basePath);
@@ -143,14 +150,16 @@ export function createClientWithTransport(options: ClientOptions, transport: Tra
   const kyb: KybApi = {
     async createCase(input, o) {
       const body = checkInput(createCaseInput, input, 'kyb.createCase');
-      return executor.run({
-        method: 'POST',
-        path: '/kyb/case',
-        route: '/kyb/case',
-        body: withoutUndefined({ refId: body.refId, flow: body.flow, country: body.country, country_state: body.countryState }),
-        schema: kybCreateCaseResponseSchema,
-        signal: signal(o),
-      });
+      return tracked({ kind: 'kyb', refId: body.refId }, () =>
+        executor.run({
+          method: 'POST',
+          path: '/kyb/case',
+          route: '/kyb/case',
+          body: withoutUndefined({ refId: body.refId, flow: body.flow, country: body.country, country_state: body.countryState }),
+          schema: kybCreateCaseResponseSchema,
+          signal: signal(o),
+        }),
+      );
     },
     async getCase(refId, o) {
       return executor.run({
@@ -158,6 +167,7 @@ export function createClientWithTransport(options: ClientOptions, transport: Tra
         path: `/kyb/case/${encodeSegment('refId', refId)}/details`,
         route: '/kyb/case/{refId}/details',
         schema: kybCaseDetailsSchema,
+        maxRetries: maxRetries(o),
         signal: signal(o),
       });
     },
@@ -199,14 +209,16 @@ export function createClientWithTransport(options: ClientOptions, transport: Tra
     async createSession(input, o) {
       const body = checkInput(createSessionInput, input, 'kyc.createSession');
       const path = '/v2/sessions';
-      const created = await executor.run({
-        method: 'POST',
-        path,
-        route: path,
-        body: withoutUndefined({ refId: body.refId, flowId: body.flowId }),
-        schema: kycCreateSessionResponseSchema,
-        signal: signal(o),
-      });
+      const created = await tracked({ kind: 'kyc', refId: body.refId }, () =>
+        executor.run({
+          method: 'POST',
+          path,
+          route: path,
+          body: withoutUndefined({ refId: body.refId, flowId: body.flowId }),
+          schema: kycCreateSessionResponseSchema,
+          signal: signal(o),
+        }),
+      );
       if (!created.success) {
         throw new UnexpectedResponseError('unsuccessful', 200, [{ path: 'success', message: 'is false' }], {
           method: 'POST',
@@ -223,6 +235,7 @@ export function createClientWithTransport(options: ClientOptions, transport: Tra
         path: `/v2/users/${encodeSegment('refId', refId)}`,
         route: '/v2/users/{refId}',
         schema: kycResultSchema,
+        maxRetries: maxRetries(o),
         signal: signal(o),
       });
     },

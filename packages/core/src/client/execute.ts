@@ -31,6 +31,8 @@ export interface Call<T> {
   body?: Record<string, unknown>;
   schema: z.ZodMiniType<T>;
   signal?: AbortSignal | undefined;
+  /** Overrides the client's `maxRetries` for this call. */
+  maxRetries?: number | undefined;
 }
 
 /** What a call's span reports of its last attempt. */
@@ -44,6 +46,11 @@ interface LastAttempt {
 export interface CallOptions {
   /** Aborts the call (and its retries). */
   signal?: AbortSignal;
+  /**
+   * Retries for this call instead of the client's `maxRetries` (0: one attempt). The ledger reads
+   * with 0, so every request it makes passes through its read budget.
+   */
+  maxRetries?: number;
 }
 
 /** Runs API calls with the client's retry, timeout, deadline and hook rules. */
@@ -99,6 +106,7 @@ export class Executor {
     const body = call.body === undefined ? undefined : JSON.stringify(call.body);
     const deadlineAt = Date.now() + options.deadlineMs;
     let freeResetRetry = call.method === 'GET';
+    const maxRetries = call.maxRetries ?? this.retry.maxRetries;
     for (let attempt = 1; ; attempt++) {
       const context: RequestContext = { method: call.method, path: fullPath, attempts: attempt };
       if (last) last.attempts = attempt;
@@ -119,8 +127,8 @@ export class Executor {
         'response' in result ? this.classifyStatus(result.response, { ...context, requestId: result.requestId }) : result;
       if (!isRetryable(call.method, outcome)) throw failure;
       // A GET whose keep-alive socket the server had already closed is retried once even with retries off.
-      const useFreeRetry = attempt > this.retry.maxRetries && freeResetRetry && outcome.kind === 'network' && outcome.failure === 'reset';
-      if (attempt > this.retry.maxRetries && !useFreeRetry) throw failure;
+      const useFreeRetry = attempt > maxRetries && freeResetRetry && outcome.kind === 'network' && outcome.failure === 'reset';
+      if (attempt > maxRetries && !useFreeRetry) throw failure;
       if (useFreeRetry) freeResetRetry = false;
       const retryAfterMs = outcome.kind === 'status' ? outcome.retryAfterMs : undefined;
       if (retryAfterMs !== undefined && retryAfterMs > this.retry.maxRetryAfterMs) throw failure;

@@ -1,4 +1,6 @@
 import { ConfigurationError } from '../errors.js';
+import type { LedgerEngine } from '../ledger/ledger.js';
+import type { ReconcileScheduleOptions } from '../ledger/schedule.js';
 import { createKycStatusClassifier, type KycDecision } from '../schemas/kyc.js';
 import { resolveTracing, type TelemetryOption, TRACER_SCOPE, type Tracing } from '../telemetry/tracing.js';
 import { type Logger, resolveLogger } from '../util/logger.js';
@@ -77,6 +79,14 @@ export interface ClientOptions {
    * it cannot be imported (a bundle), or `false` for none.
    */
   telemetry?: TelemetryOption;
+  /**
+   * The verification ledger: `kyb.createCase` and `kyc.createSession` record the refId in it
+   * before the create call is sent (a crash in between leaves a row the reconciler checks, never a
+   * case the ledger does not know), and forget it when the service refuses the call.
+   */
+  ledger?: LedgerEngine;
+  /** The reconciler's schedule, for the first check of a verification created here (default: 1 min after creation). */
+  ledgerSchedule?: ReconcileScheduleOptions;
 }
 
 /** Options after defaults and checks. */

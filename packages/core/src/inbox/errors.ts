@@ -42,3 +42,22 @@ export class InboxEventAbandonedError extends VerikitError {
     this.leases = leases;
   }
 }
+
+/**
+ * With a ledger and no `onEvent`, an event whose subject (`{ kind, refId }`) `identify` could not
+ * read: it is dead-lettered with this reason, never dropped. Fix `identify` and replay it, or give
+ * `onEvent` to handle such events.
+ */
+export class UnidentifiedEventError extends VerikitError {
+  override name = 'UnidentifiedEventError';
+  /** The event's svix id. */
+  readonly id: string;
+
+  constructor(id: string) {
+    super(
+      'unidentified_event',
+      `event ${JSON.stringify(id)} names no verification identify() can read ({ kind, refId }): dead-lettered; pass identify (or onEvent for such events) and replay it`,
+    );
+    this.id = id;
+  }
+}

@@ -1,6 +1,8 @@
 import type { VerikitClient } from '../client/client.js';
 import { backoffDelay } from '../client/retry.js';
 import { ConfigurationError } from '../errors.js';
+import type { LedgerEngine } from '../ledger/ledger.js';
+import { createLedgerObserver, type LedgerChangeContext, type LedgerObserver, type LedgerObserverOptions } from '../ledger/observe.js';
 import { LeaseLostError, type LeaseOutcome } from '../store/store.js';
 import { resolveTracing, type SpanRecorder, type TelemetryOption, TRACER_SCOPE } from '../telemetry/tracing.js';
 import { keepLeaseWhile } from '../util/keep-lease.js';
@@ -8,8 +10,8 @@ import { describeError, errorReason, failureLevel, type Logger, resolveLogger } 
 import { VERSION } from '../version.js';
 import { DeliveryContext } from '../webhook/context.js';
 import type { WebhookContext } from '../webhook/handler.js';
-import { defaultIdentify, type IdentifyEvent } from '../webhook/identify.js';
-import { InboxEventAbandonedError, InboxEventTimeoutError } from './errors.js';
+import { defaultIdentify, type EventSubject, type IdentifyEvent } from '../webhook/identify.js';
+import { InboxEventAbandonedError, InboxEventTimeoutError, UnidentifiedEventError } from './errors.js';
 import type { DeadLetter, InboxEngine, InboxEvent } from './inbox.js';
 
 /** What `onEvent` receives in a worker: the webhook `ctx`, plus the attempt and the engine's transaction. */
@@ -24,11 +26,23 @@ export interface InboxContext<Tx = unknown> extends WebhookContext {
 export type InboxErrorStage = 'event' | 'lease' | 'extend' | 'complete' | 'fail';
 
 /** Options of {@link createInboxWorker}. */
-export interface InboxWorkerOptions<Tx = unknown> {
+export interface InboxWorkerOptions<Tx = unknown, LedgerTx = unknown>
+  extends Partial<Pick<LedgerObserverOptions<LedgerTx>, 'readsPerMinute' | 'schedule' | 'lockMs' | 'fingerprint'>> {
   /** The inbox to drain (e.g. `createPostgresInbox` from `@verikit/postgres`). */
   inbox: InboxEngine<Tx>;
-  /** Your work for one event. Throw to have it retried with backoff; it is dead-lettered after `retry.maxAttempts`. */
-  onEvent(ctx: InboxContext<Tx>): unknown;
+  /**
+   * Your work for one event. Throw to have it retried with backoff; it is dead-lettered after
+   * `retry.maxAttempts`. With a `ledger`, only for events whose verification `identify` cannot read
+   * (without it, those are dead-lettered with an {@link UnidentifiedEventError}).
+   */
+  onEvent?(ctx: InboxContext<Tx>): unknown;
+  /**
+   * The verification ledger: each event's verification is read under its lock and `onChange` runs
+   * once per change, in the service's order (needs `client` and `onChange`; give the reconciler the same options).
+   */
+  ledger?: LedgerEngine<LedgerTx>;
+  /** With a `ledger`: your reaction to one change of a verification, in the transaction that records it. */
+  onChange?(ctx: LedgerChangeContext<LedgerTx>): unknown;
   /** The API client, for `ctx.fetchResult()`. */
   client?: VerikitClient;
   /** Maps an event to `{ kind, refId }` when `ctx.subject` is first read (default: a best-effort reading). */
@@ -115,12 +129,27 @@ function positiveInteger(option: string, value: number | undefined, fallback: nu
  * worker.start();
  * process.on('SIGTERM', () => worker.stop());
  */
-export function createInboxWorker<Tx>(options: InboxWorkerOptions<Tx>): InboxWorker {
+export function createInboxWorker<Tx, LedgerTx = unknown>(options: InboxWorkerOptions<Tx, LedgerTx>): InboxWorker {
   if (options === null || typeof options !== 'object') throw new ConfigurationError('options', 'createInboxWorker needs an options object');
   const { inbox, onEvent } = options;
   if (inbox === undefined || typeof inbox.lease !== 'function')
     throw new ConfigurationError('inbox', 'inbox is required (an inbox engine)');
-  if (typeof onEvent !== 'function') throw new ConfigurationError('onEvent', 'onEvent is required');
+  if (onEvent !== undefined && typeof onEvent !== 'function') throw new ConfigurationError('onEvent', 'onEvent must be a function');
+  if (options.ledger === undefined && onEvent === undefined)
+    throw new ConfigurationError('onEvent', 'onEvent is required (or a ledger with onChange)');
+  const observer: LedgerObserver<LedgerTx> | undefined =
+    options.ledger === undefined
+      ? undefined
+      : createLedgerObserver({
+          ledger: options.ledger,
+          client: options.client as VerikitClient,
+          onChange: options.onChange as LedgerObserverOptions<LedgerTx>['onChange'],
+          readsPerMinute: options.readsPerMinute,
+          schedule: options.schedule,
+          lockMs: options.lockMs,
+          fingerprint: options.fingerprint,
+          logger: options.logger,
+        });
   const concurrency = positiveInteger('concurrency', options.concurrency, 4);
   const leaseMs = positiveInteger('leaseMs', options.leaseMs, 60_000);
   // Five minutes: far more than an event's own work needs (each client call ends by its 45 s
@@ -157,9 +186,10 @@ export function createInboxWorker<Tx>(options: InboxWorkerOptions<Tx>): InboxWor
   /** Runs `onEvent` for one event, bounded by `eventTimeoutMs`: past it the signal aborts and the work rejects, so the engine rolls back. */
   const runBounded = async (event: InboxEvent, tx: Tx): Promise<void> => {
     const ctx = new InboxEventContext(JSON.parse(event.body), event, identify, options.client, tx);
+    const handle = onEvent as (ctx: InboxContext<Tx>) => unknown;
     running.add(ctx);
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const work = Promise.resolve().then(() => onEvent(ctx));
+    const work = Promise.resolve().then(() => handle(ctx));
     const timedOut = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
         const timeout = new InboxEventTimeoutError(event.id, event.attempt, eventTimeoutMs);
@@ -177,10 +207,10 @@ export function createInboxWorker<Tx>(options: InboxWorkerOptions<Tx>): InboxWor
       });
   };
 
-  /** Records a failed attempt: due again after a backoff, or dead-lettered once `retry.maxAttempts` is reached. */
-  const failAttempt = async (event: InboxEvent, error: unknown, span: SpanRecorder | undefined): Promise<void> => {
+  /** Records a failed attempt: due again after a backoff, or dead-lettered once `retry.maxAttempts` is reached (or at once when `final`). */
+  const failAttempt = async (event: InboxEvent, error: unknown, span: SpanRecorder | undefined, final = false): Promise<void> => {
     report(error, { id: event.id, stage: 'event', attempt: event.attempt });
-    const retryInMs = event.attempt >= maxAttempts ? null : backoffDelay(event.attempt - 1, backoff);
+    const retryInMs = final || event.attempt >= maxAttempts ? null : backoffDelay(event.attempt - 1, backoff);
     span?.set({ 'verikit.outcome': retryInMs === null ? 'dead_lettered' : 'retry', 'verikit.reason': errorReason(error) });
     span?.fail(error);
     const fields = { id: event.id, attempt: event.attempt, err: error };
@@ -195,13 +225,55 @@ export function createInboxWorker<Tx>(options: InboxWorkerOptions<Tx>): InboxWor
     }
   };
 
+  /** The event's verification, or `null` when its body or `identify` cannot tell. */
+  const identifyEvent = (event: InboxEvent): EventSubject | null => {
+    try {
+      return identify(JSON.parse(event.body));
+    } catch {
+      return null;
+    }
+  };
+
+  const observing = new Set<AbortController>();
+  /**
+   * Observes the event's verification through the ledger, bounded by `eventTimeoutMs`. It records
+   * in the ledger's own transaction; the event is marked done after it, so a crash in between
+   * observes again and finds nothing new.
+   */
+  const observeBounded = async (ledgerObserver: LedgerObserver<LedgerTx>, event: InboxEvent, subject: EventSubject): Promise<void> => {
+    const controller = new AbortController();
+    observing.add(controller);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timedOut = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        const timeout = new InboxEventTimeoutError(event.id, event.attempt, eventTimeoutMs);
+        controller.abort(timeout);
+        reject(timeout);
+      }, eventTimeoutMs);
+    });
+    const work = ledgerObserver.observe(subject, 'webhook', { receivedAt: event.receivedAt, signal: controller.signal });
+    work.catch(() => {});
+    try {
+      await Promise.race([work, timedOut]);
+    } finally {
+      clearTimeout(timer);
+      observing.delete(controller);
+    }
+  };
+
   const tracing = resolveTracing(options.telemetry, TRACER_SCOPE, VERSION);
   const runInSpan = async (event: InboxEvent, span: SpanRecorder | undefined): Promise<void> => {
     span?.set({ 'verikit.webhook.id': event.id, 'verikit.attempt': event.attempt });
     // Leased more often than allowed: an earlier attempt died with its worker. Running it again could kill this one too.
     if (event.attempt > maxAttempts) return failAttempt(event, new InboxEventAbandonedError(event.id, event.attempt, maxAttempts), span);
     try {
-      const completion = inbox.complete(event, (tx) => runBounded(event, tx));
+      const subject = observer === undefined ? null : identifyEvent(event);
+      if (observer !== undefined && subject === null && onEvent === undefined)
+        return failAttempt(event, new UnidentifiedEventError(event.id), span, true);
+      const completion =
+        observer !== undefined && subject !== null
+          ? observeBounded(observer, event, subject).then(() => inbox.complete(event, async () => {}))
+          : inbox.complete(event, (tx) => runBounded(event, tx));
       // The lease is extended while the work runs, so a slow onEvent never loses it to another worker.
       keepLeaseWhile(completion, leaseMs / 3, () => inbox.extend(event, leaseMs), {
         stale: () => noteStale('stale', event, 'extend', 'extend'),
@@ -258,6 +330,7 @@ export function createInboxWorker<Tx>(options: InboxWorkerOptions<Tx>): InboxWor
       await Promise.race([Promise.allSettled([...active]), deadline]);
       clearTimeout(timer);
       for (const ctx of running) ctx.expire();
+      for (const controller of observing) controller.abort(new Error('the worker stopped'));
     },
     deadLetters: (o) => inbox.deadLetters(o),
     replay: (id) => inbox.replay(id),

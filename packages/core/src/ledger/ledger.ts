@@ -12,10 +12,11 @@ export interface LedgerKey {
 }
 
 /**
- * Why a row was last observed: a webhook's fetch, the reconciler's, or the create call's answer
- * (`created`). `tracked` only for a row not observed yet.
+ * What led to an observation: a webhook about the verification, or the reconciler's own check
+ * (a change it finds is one whose webhook never arrived). A row tracked at creation has no
+ * observation (and `source: null`) until the first of these.
  */
-export type ObservationSource = 'webhook' | 'reconcile' | 'created';
+export type ObservationSource = 'webhook' | 'reconcile';
 
 /** One verification as the ledger knows it. */
 export interface LedgerEntry extends LedgerKey {
@@ -29,7 +30,7 @@ export interface LedgerEntry extends LedgerKey {
   version: number;
   /** When the fetch behind the last recorded observation started (the engine's clock), or `null`. */
   observedAt: Date | null;
-  /** Why it was last observed, or `null` before the first observation. */
+  /** What led to the last observation, or `null` before the first. */
   source: ObservationSource | null;
   /** When the ledger first knew of it (tracked before its create call, or by `track`). */
   trackedAt: Date;
