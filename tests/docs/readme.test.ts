@@ -23,6 +23,7 @@ const PROGRAMS: Record<string, number[]> = {
   'README.md': [0, 1, 2],
   'packages/core/README.md': [0, 3],
   'packages/express/README.md': [0],
+  'packages/postgres/README.md': [1],
   'packages/redis/README.md': [1],
   'packages/fastify/README.md': [0],
   'packages/testing/README.md': [0, 1, 3],
@@ -144,6 +145,13 @@ describe('core README: the verification ledger', () => {
     ]);
     expect(output).toContain('webhooks missed: 2');
     expect(output.match(/a webhook was missed/g)).toHaveLength(2);
+  });
+});
+
+describe('postgres README: the ledger', () => {
+  it('the ledger program runs as written on PGlite: each change with its ctx.sql row, once, in order', async () => {
+    const output = await runToEnd(program('postgres-1'));
+    expect(output).toContain('v1 NOT_STARTED, v2 IN_REVIEW, v3 COMPLETED');
   });
 });
 

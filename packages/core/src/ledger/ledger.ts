@@ -163,5 +163,7 @@ export function checkLedgerKey(key: unknown): LedgerKey {
   if (kind !== 'kyb' && kind !== 'kyc') throw new InvalidArgumentError(`ledger kind must be "kyb" or "kyc", not ${JSON.stringify(kind)}`);
   if (typeof refId !== 'string' || refId.length === 0) throw new InvalidArgumentError('ledger refId must be a non-empty string');
   if (refId.length > MAX_REF_ID_LENGTH) throw new InvalidArgumentError(`ledger refId is longer than ${MAX_REF_ID_LENGTH} characters`);
+  // A lone surrogate is no text a database or Redis can keep: each turns it into U+FFFD, so two refIds would share a row.
+  if (/\p{Cs}/u.test(refId)) throw new InvalidArgumentError('ledger refId must be well-formed Unicode text (it holds a lone surrogate)');
   return { kind, refId };
 }
