@@ -41,7 +41,7 @@ export interface RedisLedger extends LedgerEngine<RedisTransaction> {
 
 /** Busy rows one claim moves aside at most besides the ones it locks, so a claim's script stays short. */
 const MAX_SKIPPED = 1_000;
-const SOURCES: readonly ObservationSource[] = ['webhook', 'reconcile', 'created'];
+const SOURCES: readonly ObservationSource[] = ['webhook', 'reconcile'];
 
 const positiveMs = (value: number, what: string): string => {
   if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
@@ -67,7 +67,7 @@ const checkObservation = (observation: Observation & { source: ObservationSource
   const { status, final, fingerprint, source } = observation ?? ({} as typeof observation);
   if (typeof status !== 'string' || typeof final !== 'boolean' || typeof fingerprint !== 'string' || !SOURCES.includes(source)) {
     throw new InvalidArgumentError(
-      'an observation needs status and fingerprint (strings), final (boolean) and source ("webhook", "reconcile" or "created")',
+      'an observation needs status and fingerprint (strings), final (boolean) and source ("webhook" or "reconcile")',
     );
   }
 };

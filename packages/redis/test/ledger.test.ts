@@ -1,9 +1,11 @@
 import type { LedgerKey, LedgerLock, Observation, ObservationSource } from '@verikit/core';
+import { ledgerContract } from '@verikit/testing';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REDIS_URL, requireService } from '../../../test-support/services.js';
-import { createRedisLedger, RedisTimeoutError } from '../src/index.js';
+import { createRedisLedger, RedisTimeoutError, type RedisTransaction } from '../src/index.js';
+import { ledgerBase } from '../src/ledger-keys.js';
 import { requireRedisServerBinary, startDedicatedRedis } from './dedicated-redis.js';
 
 // Each run writes under its own prefix, so parallel or repeated runs never collide.
@@ -45,7 +47,22 @@ describe.runIf(serverAvailable)('the Redis ledger on the real server', () => {
     return { prefix, ledger, other, keys, close: () => otherRedis.disconnect() };
   }
 
-  it("keeps every key under one hash tag: {verikit} after the default prefix, the prefix's own tag when it has one", async () => {
+  describe('the ledger contract', () => {
+    // Effects in the ledger's slot, as a Cluster needs them.
+    const effects = `${run}effects:{verikit-test}`;
+    for (const c of ledgerContract<RedisTransaction>({
+      createLedger: () => createRedisLedger({ redis, prefix: `${run}${++tests}:`, persistence: 'ignore', logger: false }),
+      effects: {
+        write: (tx, tag) => tx.call('HINCRBY', effects, tag, 1),
+        count: async (tag) => Number((await redis.hget(effects, tag)) ?? 0),
+      },
+    })) {
+      it(c.name, c.run);
+    }
+  });
+
+  it("keeps every key under one hash tag: the prefix's first segment ({verikit} for the default), or the prefix's own tag", async () => {
+    expect(ledgerBase('verikit:ledger:')).toBe('verikit:ledger:{verikit}:');
     const { ledger, keys, prefix, close } = fresh();
     await ledger.track({ kind: 'kyb', refId: 'biz-42' }, { nextCheckAt: past() });
     const lock = expectLockOf(await ledger.lock({ kind: 'kyb', refId: 'biz-42' }, { leaseMs: 5_000 }));
