@@ -18,7 +18,7 @@ export const LEDGER_CHAOS_SCENARIO: LedgerChaosOptions = {
   kills: 3,
   driveMs: 55_000,
   downWindowMs: [20_000, 26_000],
-  retryScheduleMs: [0, 500, 1_500, 3_000],
+  retryScheduleMs: [0, 500, 1_500],
   dropRate: 0.3,
   duplicateRate: 0.5,
   delayMs: { min: 0, max: 2_000 },
@@ -53,7 +53,7 @@ export function expectLedgerChaos(report: LedgerChaosReport, label: string): voi
     `ledger chaos (${label}): refIds=${report.refIds} transitions=${report.transitions} changes=${JSON.stringify(report.changes)} ` +
       `effects=${JSON.stringify(report.effectsBySource)} recorded=${report.recorded} missed-webhook-warnings=${report.missedWarnings} ` +
       `unlogged-by-killed=${report.unloggedByKilled} onChange-throws=${report.onChangeThrows} sigkills=${report.kills} ` +
-      `messages=${report.messages} dropped=${report.dropped} lost-in-down-window=${report.failed} duplicated=${report.duplicated} ` +
+      `messages=${report.messages} dropped=${report.dropped} out-of-retries=${report.failed} duplicated=${report.duplicated} ` +
       `reads=${report.reads} max-reads-60s=${report.maxReadsPerMinute}/${budget} max-reads-10s=${report.maxReadsPer10s}/${budget / 6} ` +
       `settled-after=${report.settleSeconds}s crashes=${report.crashes.length} seconds=${report.seconds}`,
   );
