@@ -190,68 +190,73 @@ interface Step {
   apply(fake: FakeService): void;
 }
 
-/**
- * A random walk of `count` transitions from a new case or session. KYB: opened, submitted, sent
- * for review, decided; a final decision is overturned or the case reopened. KYC: reviewed, decided,
- * overturned, reviewed again. Every move changes the result (its `updatedAt`), so each is a version
- * of the fake's history and a change the ledger must record or skip over, never repeat.
- */
-function walk(kind: EventKind, refId: string, count: number): Array<(fake: FakeService) => void> {
-  const moves: Array<(fake: FakeService) => void> = [];
-  let status = kind === 'kyb' ? 'NOT_STARTED' : 'PENDING';
-  for (let i = 0; i < count; i++) {
-    if (kind === 'kyb') {
-      const options: Array<[string, (fake: FakeService) => void]> =
-        status === 'NOT_STARTED'
-          ? [['IN_PROGRESS', (f) => f.kyb.setStatus(refId, 'IN_PROGRESS')]]
-          : status === 'IN_PROGRESS'
-            ? [
-                ['IN_REVIEW', (f) => f.kyb.setStatus(refId, 'IN_REVIEW')],
-                ['IN_PROGRESS', (f) => f.kyb.submit(refId)],
-                ['COMPLETED', (f) => f.kyb.decide(refId, 'COMPLETED')],
-              ]
-            : status === 'IN_REVIEW'
-              ? [
-                  ['COMPLETED', (f) => f.kyb.decide(refId, 'COMPLETED')],
-                  ['REJECTED', (f) => f.kyb.decide(refId, 'REJECTED')],
-                  ['IN_PROGRESS', (f) => f.kyb.reopen(refId, ['documents'], 'a document is unreadable')],
-                ]
-              : [
-                  [
-                    status === 'COMPLETED' ? 'REJECTED' : 'COMPLETED',
-                    (f) => f.kyb.decide(refId, status === 'COMPLETED' ? 'REJECTED' : 'COMPLETED'),
-                  ],
-                  ['IN_PROGRESS', (f) => f.kyb.reopen(refId, ['ownership'], 'an owner is missing')],
-                ];
-      const [next, move] = pick(options);
-      status = next;
-      moves.push(move);
-    } else {
-      const options: Array<[string, (fake: FakeService) => void]> =
-        status === 'PENDING'
-          ? [
-              ['IN_REVIEW', (f) => f.kyc.setStatus(refId, 'IN_REVIEW')],
-              ['APPROVED', (f) => f.kyc.decide(refId, 'APPROVED')],
-            ]
-          : status === 'IN_REVIEW'
-            ? [
-                ['APPROVED', (f) => f.kyc.decide(refId, 'APPROVED')],
-                ['REJECTED', (f) => f.kyc.decide(refId, 'REJECTED')],
-                ['PENDING', (f) => f.kyc.setStatus(refId, 'PENDING')],
-              ]
-            : [
-                [
-                  status === 'APPROVED' ? 'REJECTED' : 'APPROVED',
-                  (f) => f.kyc.decide(refId, status === 'APPROVED' ? 'REJECTED' : 'APPROVED'),
-                ],
-                ['IN_REVIEW', (f) => f.kyc.setStatus(refId, 'IN_REVIEW')],
-              ];
-      const [next, move] = pick(options);
-      status = next;
-      moves.push(move);
+/** A transition: the status it leads to, and how the fake is driven there. */
+type Move = [next: string, apply: (fake: FakeService) => void];
+
+/** KYB: opened, submitted, sent for review, decided; a final decision is overturned or the case reopened. */
+function kybMoves(refId: string, status: string): Move[] {
+  switch (status) {
+    case 'NOT_STARTED':
+      return [['IN_PROGRESS', (f) => f.kyb.setStatus(refId, 'IN_PROGRESS')]];
+    case 'IN_PROGRESS':
+      return [
+        ['IN_REVIEW', (f) => f.kyb.setStatus(refId, 'IN_REVIEW')],
+        ['IN_PROGRESS', (f) => f.kyb.submit(refId)],
+        ['COMPLETED', (f) => f.kyb.decide(refId, 'COMPLETED')],
+      ];
+    case 'IN_REVIEW':
+      return [
+        ['COMPLETED', (f) => f.kyb.decide(refId, 'COMPLETED')],
+        ['REJECTED', (f) => f.kyb.decide(refId, 'REJECTED')],
+        ['IN_PROGRESS', (f) => f.kyb.reopen(refId, ['documents'], 'a document is unreadable')],
+      ];
+    default: {
+      const other = status === 'COMPLETED' ? 'REJECTED' : 'COMPLETED';
+      return [
+        [other, (f) => f.kyb.decide(refId, other)],
+        ['IN_PROGRESS', (f) => f.kyb.reopen(refId, ['ownership'], 'an owner is missing')],
+      ];
     }
   }
-  return moves;
+}
+
+/** KYC: reviewed, decided, a decision overturned or reviewed again. */
+function kycMoves(refId: string, status: string): Move[] {
+  switch (status) {
+    case 'PENDING':
+      return [
+        ['IN_REVIEW', (f) => f.kyc.setStatus(refId, 'IN_REVIEW')],
+        ['APPROVED', (f) => f.kyc.decide(refId, 'APPROVED')],
+      ];
+    case 'IN_REVIEW':
+      return [
+        ['APPROVED', (f) => f.kyc.decide(refId, 'APPROVED')],
+        ['REJECTED', (f) => f.kyc.decide(refId, 'REJECTED')],
+        ['PENDING', (f) => f.kyc.setStatus(refId, 'PENDING')],
+      ];
+    default: {
+      const other = status === 'APPROVED' ? 'REJECTED' : 'APPROVED';
+      return [
+        [other, (f) => f.kyc.decide(refId, other)],
+        ['IN_REVIEW', (f) => f.kyc.setStatus(refId, 'IN_REVIEW')],
+      ];
+    }
+  }
+}
+
+/**
+ * A random walk of `count` transitions from a new case or session. Every move changes the result
+ * (its `updatedAt`), so each is a version of the fake's history and a change the ledger must record
+ * or skip over, never repeat.
+ */
+function walk(kind: EventKind, refId: string, count: number): Array<(fake: FakeService) => void> {
+  const movesFrom = kind === 'kyb' ? kybMoves : kycMoves;
+  let status = kind === 'kyb' ? 'NOT_STARTED' : 'PENDING';
+  return Array.from({ length: count }, () => {
+    const [next, apply] = pick(movesFrom(refId, status));
+    status = next;
+    return apply;
+  });
 }
 
 /** The "a webhook was missed" warnings in an instance's output. */
