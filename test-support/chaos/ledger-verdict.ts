@@ -61,6 +61,8 @@ export function expectLedgerChaos(report: LedgerChaosReport, label: string): voi
   expect(report.crashes).toEqual([]);
   expect(report.kills).toBeGreaterThanOrEqual(3);
   expect(report.refIds).toBeGreaterThanOrEqual(500);
+  // Every planned transition changed the fake (a no-op move would make the history shorter than planned).
+  expect(Object.values(report.changes).reduce((a, b) => a + b, 0)).toBe(report.transitions);
   expect(report.changes.reopened).toBeGreaterThan(0);
   expect(report.changes.overturned).toBeGreaterThan(0);
   expect(report.dropped).toBeGreaterThan(0);
