@@ -144,7 +144,7 @@ export async function startExample(options: StartOptions): Promise<RunningExampl
     });
     worker.start();
     cleanups.push(() => worker.stop({ timeoutMs: 5_000 }));
-    // Webhooks get lost: the reconciler reads every verification not final yet on its schedule, within the same budget.
+    // Webhooks get lost: the reconciler reads each verification on its schedule (finals too, rarely: reopens, overturns), within the same budget.
     const reconciler: Reconciler = createReconciler<Queryable>({ ...observing, pollIntervalMs });
     reconciler.start();
     cleanups.push(() => reconciler.stop({ timeoutMs: 5_000 }));
