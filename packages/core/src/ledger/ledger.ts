@@ -61,6 +61,16 @@ export interface LedgerChange extends LedgerKey {
   source: ObservationSource;
 }
 
+/**
+ * Whether a change stands for a webhook that never arrived: one the reconciler found, unless it is
+ * the first sight of a verification that has not moved since it was created (no webhook is sent for that).
+ */
+export function missedWebhook(change: Pick<LedgerChange, 'kind' | 'source' | 'version' | 'final' | 'current'>): boolean {
+  if (change.source !== 'reconcile') return false;
+  const firstSight = change.version === 1 && !change.final && (change.kind === 'kyc' || change.current === 'NOT_STARTED');
+  return !firstSight;
+}
+
 /** A refId's lock, held while its result is fetched; hand it back to `record` or `release`. */
 export interface LedgerLock {
   readonly key: LedgerKey;

@@ -6,7 +6,15 @@ import type { KycResult } from '../schemas/kyc.js';
 import { type Logger, resolveLogger } from '../util/logger.js';
 import { sleep } from '../util/sleep.js';
 import { defaultFingerprint, type Fingerprint, observationOf, type VerificationResult } from './fingerprint.js';
-import { checkLedgerKey, type LedgerChange, type LedgerEngine, type LedgerKey, type LedgerLock, type ObservationSource } from './ledger.js';
+import {
+  checkLedgerKey,
+  type LedgerChange,
+  type LedgerEngine,
+  type LedgerKey,
+  type LedgerLock,
+  missedWebhook,
+  type ObservationSource,
+} from './ledger.js';
 import { type ReconcileSchedule, type ReconcileScheduleOptions, resolveSchedule } from './schedule.js';
 
 /** What `onChange` receives: the change, the typed result it was read from, and the transaction that records it. */
@@ -152,9 +160,8 @@ export function createLedgerObserver<Tx>(options: LedgerObserverOptions<Tx>): Le
       logger.warn(fields, 'ledger: an observation outlived its lock (lockMs); the newer one records it');
       return 'settled';
     }
-    // The first sight of a verification that has not moved since it was created is no missed webhook: there was none to send.
-    const baseline = entry.version === 0 && !seen.final && (key.kind === 'kyc' || seen.status === 'NOT_STARTED');
-    if (outcome === 'changed' && source === 'reconcile' && !baseline) {
+    const change = { kind: key.kind, source, version: entry.version + 1, final: seen.final, current: seen.status };
+    if (outcome === 'changed' && missedWebhook(change)) {
       missed++;
       logger.warn(
         { ...fields, version: entry.version + 1, previous: entry.status, current: seen.status },
