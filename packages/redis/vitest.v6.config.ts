@@ -12,7 +12,14 @@ export default defineProject({
   },
   test: {
     name: 'redis (ioredis 6 + BullMQ 6)',
-    include: ['test/majors.test.ts', 'test/store.test.ts', 'test/inbox.test.ts', 'test/job-id.test.ts', 'test/refused-writes.test.ts'],
+    include: [
+      'test/majors.test.ts',
+      'test/store.test.ts',
+      'test/inbox.test.ts',
+      'test/job-id.test.ts',
+      'test/refused-writes.test.ts',
+      'test/ledger.test.ts',
+    ],
     env: { VERIKIT_REDIS_MAJOR: '6' },
     testTimeout: 30_000,
   },

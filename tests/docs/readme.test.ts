@@ -19,7 +19,7 @@ const context = fileURLToPath(new URL('./snippet-context/globals.d.mts', import.
  */
 const PROGRAMS: Record<string, number[]> = {
   'README.md': [0, 1, 2],
-  'packages/core/README.md': [0],
+  'packages/core/README.md': [0, 3],
   'packages/express/README.md': [0],
   'packages/fastify/README.md': [0],
   'packages/testing/README.md': [0, 1, 3],
@@ -127,6 +127,20 @@ describe('core README', () => {
     } finally {
       await fake.close();
     }
+  });
+});
+
+describe('core README: the verification ledger', () => {
+  it('the ledger program runs as written: the reconciler finds every change of a case whose webhooks never arrive, in order, once', async () => {
+    const output = await runToEnd(program('core-3'));
+    const changes = output.split('\n').filter((line) => line.startsWith('business-42 v'));
+    expect(changes).toEqual([
+      'business-42 v1: null -> NOT_STARTED (reconcile)',
+      'business-42 v2: NOT_STARTED -> IN_REVIEW (reconcile)',
+      'business-42 v3: IN_REVIEW -> COMPLETED (reconcile)',
+    ]);
+    expect(output).toContain('webhooks missed: 2');
+    expect(output.match(/a webhook was missed/g)).toHaveLength(2);
   });
 });
 

@@ -130,8 +130,11 @@ export function resolveTableOptions(
 /** A duration as the whole, non-negative milliseconds a statement parameter takes. */
 export const wholeMs = (value: number): number => Math.max(0, Math.round(value));
 
+/** SQL for the interval of the milliseconds in `param`. */
+export const msInterval = (param: string): string => `(${param}::double precision * interval '1 millisecond')`;
+
 /** SQL for "now, on the server's clock, plus the milliseconds in `param`". */
-export const msFromNow = (param: string): string => `now() + (${param}::double precision * interval '1 millisecond')`;
+export const msFromNow = (param: string): string => `now() + ${msInterval(param)}`;
 
 /** An owner's call that matched its row (`RETURNING` gave one) is `ok`; one that matched none is `stale`. */
 export const leaseOutcome = (rows: unknown[]): LeaseOutcome => (rows.length > 0 ? 'ok' : 'stale');

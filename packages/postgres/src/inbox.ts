@@ -43,7 +43,7 @@ export function createPostgresInbox(options: PostgresInboxOptions): PostgresInbo
     options,
     'createPostgresInbox',
   );
-  checkTransactional(db);
+  checkTransactional(db, 'the inbox', 'each event');
   checkCanListen(db);
   const bound: Bound = { db, timeoutMs };
   const table = `${schema}.verikit_inbox`;
@@ -57,7 +57,7 @@ WHERE id IN (
   WHERE next_run_at <= now() AND (leased_until IS NULL OR leased_until <= now())
   ORDER BY next_run_at LIMIT $2 FOR UPDATE SKIP LOCKED
 )
-RETURNING id, payload, svix_timestamp, attempts`);
+RETURNING id, payload, svix_timestamp, attempts, received_at`);
   const unleaseSql = `UPDATE ${table} SET owner = NULL, leased_until = NULL, attempts = attempts - 1 WHERE owner = $1 AND state = 'pending'`;
   // A done row keeps its owner, so an extension racing the commit reads as ok, not as a lost lease.
   const extendSql = statement(
@@ -143,6 +143,7 @@ SELECT (SELECT count(*) FROM again)::int AS replayed, (SELECT count(*) FROM woke
         timestamp: Number(row.svix_timestamp),
         attempt: Number(row.attempts),
         owner,
+        receivedAt: new Date(row.received_at as string | Date),
       }));
     },
     extend: (event: InboxEvent, leaseMs: number): Promise<LeaseOutcome> =>

@@ -1,7 +1,7 @@
 import type { Queryable } from './db.js';
 
 /**
- * Creates verikit's schema and tables (receipts for the store, the inbox) when missing. One statement (a DO block runs in one
+ * Creates verikit's schema and tables (receipts for the store, the inbox, the ledger) when missing. One statement (a DO block runs in one
  * transaction) under a transaction-scoped advisory lock, so every instance may run it at start at
  * once: the others wait, then find everything there.
  */
@@ -35,6 +35,31 @@ BEGIN
   );
   CREATE INDEX IF NOT EXISTS verikit_inbox_due ON ${schema}.verikit_inbox (next_run_at) WHERE next_run_at IS NOT NULL;
   CREATE INDEX IF NOT EXISTS verikit_inbox_finished ON ${schema}.verikit_inbox (finished_at) WHERE state = 'done';
+  CREATE TABLE IF NOT EXISTS ${schema}.verikit_ledger (
+    kind text NOT NULL CHECK (kind IN ('kyb', 'kyc')),
+    ref_id text NOT NULL,
+    status text,
+    final boolean NOT NULL DEFAULT false,
+    fingerprint text,
+    version integer NOT NULL DEFAULT 0,
+    observed_at timestamptz,
+    source text CHECK (source IN ('webhook', 'reconcile', 'created')),
+    tracked_at timestamptz NOT NULL DEFAULT now(),
+    next_check_at timestamptz,
+    failures integer NOT NULL DEFAULT 0,
+    lock_token text,
+    lock_until timestamptz,
+    PRIMARY KEY (kind, ref_id)
+  );
+  -- Rows never due again (final, past their reopen window) stay out of the reconciler's index.
+  CREATE INDEX IF NOT EXISTS verikit_ledger_due ON ${schema}.verikit_ledger (next_check_at) WHERE next_check_at IS NOT NULL;
+  -- One row: the read budget every instance shares, and when a webhook last led to an observation.
+  CREATE TABLE IF NOT EXISTS ${schema}.verikit_ledger_state (
+    id boolean PRIMARY KEY DEFAULT true CHECK (id),
+    next_read_at timestamptz NOT NULL,
+    last_webhook_at timestamptz
+  );
+  INSERT INTO ${schema}.verikit_ledger_state (id, next_read_at) VALUES (true, '-infinity') ON CONFLICT (id) DO NOTHING;
 END
 $migrate$`);
 }

@@ -10,12 +10,15 @@ interface TransactionalLike extends Queryable {
 
 const isTransactional = (db: Queryable): db is TransactionalLike => typeof (db as TransactionalLike).transaction === 'function';
 
-/** Checks, at creation, that `db` can run a transaction on a connection of its own (a pg Pool, or PGlite). */
-export function checkTransactional(db: Queryable): void {
+/**
+ * Checks, at creation, that `db` can run a transaction on a connection of its own (a pg Pool, or
+ * PGlite). `user` and `why` word the error: who needs it, and what runs in those transactions.
+ */
+export function checkTransactional(db: Queryable, user: string, why: string): void {
   if (!isPool(db) && !isTransactional(db)) {
     throw new ConfigurationError(
       'db',
-      'the inbox needs a pg Pool or a PGlite instance: each event runs in a transaction on a connection of its own',
+      `${user} needs a pg Pool or a PGlite instance: ${why} runs in a transaction on a connection of its own`,
     );
   }
 }
@@ -133,17 +136,21 @@ function beginOnPGlite(db: TransactionalLike, timeoutMs: number): Promise<OpenTr
   });
 }
 
+/** Runs one of verikit's own statements in the transaction (opening it when need be); a timeout names it `what`. */
+export type OwnStatement = <R>(what: string, statement: (tx: Queryable) => Promise<R>) => Promise<R>;
+
 /**
  * Runs `work` with a transaction that opens on its first query, then `last` in that transaction,
  * and commits both; a throw from either rolls both back. When `work` never queries, no transaction
  * is opened and `last` runs on `db` alone: work that writes elsewhere costs one statement, not
  * BEGIN, the statement and COMMIT. Every statement is bounded by `timeoutMs`, and the `tx` handed
  * to `work` refuses every query once `work` has settled: kept and used later, it would write outside
- * the transaction (on a pg Pool, on a client already back in the pool), once per attempt.
+ * the transaction (on a pg Pool, on a client already back in the pool), once per attempt. `own`
+ * runs verikit's statements inside `work` (a row locked before the integrator's work runs).
  */
 export async function inLazyTransaction<T>(
   bound: Bound,
-  work: (tx: Queryable) => Promise<void>,
+  work: (tx: Queryable, own: OwnStatement) => Promise<void>,
   last: { what: string; run: (db: Queryable) => Promise<T> },
 ): Promise<T> {
   const { db, timeoutMs } = bound;
@@ -152,19 +159,19 @@ export async function inLazyTransaction<T>(
   let running = 0;
   const open = () =>
     (opening ??= isTransactional(db) && !isPool(db) ? beginOnPGlite(db, timeoutMs) : beginOnPool(db as PoolLike, timeoutMs));
-  const tx: Queryable = {
-    query: async (text, params) => {
-      if (settled) throw new TransactionEndedError();
-      running++;
-      try {
-        return await (await open()).tx.query(text, params);
-      } finally {
-        running--;
-      }
-    },
+  const inside = async <R>(use: (transaction: OpenTransaction) => Promise<R>): Promise<R> => {
+    if (settled) throw new TransactionEndedError();
+    running++;
+    try {
+      return await use(await open());
+    } finally {
+      running--;
+    }
   };
+  const tx: Queryable = { query: (text, params) => inside((transaction) => transaction.tx.query(text, params)) };
+  const own: OwnStatement = (what, statement) => inside((transaction) => transaction.run(what, statement));
   try {
-    await work(tx);
+    await work(tx, own);
   } catch (error) {
     settled = true;
     if (opening !== undefined) await (await opening.catch(() => undefined))?.rollback(running > 0);

@@ -76,6 +76,15 @@ function inboxSuite(name: string, open: () => Promise<{ db: Queryable; close(): 
       expect(await inbox.accept({ id: 'msg_once', timestamp: 1, body: '{}' })).toBe('duplicate');
     });
 
+    it("lease hands each event its receivedAt: the row's received_at, on the database clock the ledger uses too", async () => {
+      const { inbox, deliver, schema } = await fresh();
+      const { id } = await deliver({ type: 'kyb.case.status_changed', data: { refId: 'b1' } });
+      const [event] = await inbox.lease('owner-1', 1, 10_000);
+      const { rows } = await db.query(`SELECT received_at FROM ${schema}.verikit_inbox WHERE id = $1`, [id]);
+      expect(event?.receivedAt).toBeInstanceOf(Date);
+      expect(event?.receivedAt).toEqual(rows[0]?.received_at);
+    });
+
     it('an inbox that fails -> 503, told to onError, and no 2xx', async () => {
       const errors: string[] = [];
       const handler = createWebhookHandler({

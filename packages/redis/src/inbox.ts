@@ -146,7 +146,9 @@ export function createRedisInbox(options: RedisInboxOptions): RedisInbox {
   const eventOf = (job: Job<EventData>, token: string): InboxEvent => {
     held.set(token, job);
     const { id, timestamp, body } = job.data;
-    return { id, timestamp, body, owner: token, attempt: job.attemptsStarted };
+    // BullMQ stamps a job with the clock of the instance that accepted it, not Redis's TIME (the
+    // ledger's clock): the two agree as far as the machines' clocks do (NTP).
+    return { id, timestamp, body, owner: token, attempt: job.attemptsStarted, receivedAt: new Date(Number(job.timestamp)) };
   };
 
   const keysOf = (job: Job<EventData>) => {

@@ -107,6 +107,31 @@ describe.runIf(serverAvailable)('the Redis inbox on BullMQ, on the real server',
     expect(job?.data).toMatchObject({ id: 'msg_once', body: '{"type":"kyb.case.status_changed","data":{"refId":"b1"}}' });
   });
 
+  it("a leased event carries when the route accepted it (receivedAt, the job's timestamp), leased directly or fetched by a completion", async () => {
+    const { inbox, deliver } = fresh();
+    const before = Date.now();
+    const first = await deliver({ type: 'kyb.case.status_changed', data: { refId: 'r1' } });
+    const second = await deliver({ type: 'kyb.case.status_changed', data: { refId: 'r2' } });
+    const after = Date.now();
+    const [leased] = await inbox.lease('owner-a', 1, 5_000);
+    if (leased === undefined) throw new Error('expected an event');
+    // The completion fetches the next job too; the next lease hands that one out.
+    expect(await inbox.complete(leased, async () => {})).toBe('ok');
+    const [fetched] = await inbox.lease('owner-b', 1, 5_000);
+    if (fetched === undefined) throw new Error('expected the second event');
+    expect(fetched.owner).toBe(leased.owner); // locked by the completion, with its token
+    for (const [event, id] of [
+      [leased, first.id],
+      [fetched, second.id],
+    ] as const) {
+      const job = await inbox.queue.getJob(jobIdFor(id));
+      expect(event.id).toBe(id);
+      expect(event.receivedAt?.getTime()).toBe(job?.timestamp);
+      expect(event.receivedAt?.getTime()).toBeGreaterThanOrEqual(before);
+      expect(event.receivedAt?.getTime()).toBeLessThanOrEqual(after);
+    }
+  });
+
   it('ids BullMQ would refuse (integers, colons) are kept one-to-one and readable back', async () => {
     const { inbox, deliver, worker, write, effects } = fresh();
     const odd = ['12345', 'msg:with:colons', '~tilde', 'msg_plain'];

@@ -1,4 +1,7 @@
 import { publishedPackageSuite } from '../../../test-support/package-checks.js';
 import * as redis from '../src/index.js';
 
-publishedPackageSuite(new URL('..', import.meta.url), { exports: redis, entryPoints: ['createRedisStore', 'createRedisInbox'] });
+publishedPackageSuite(new URL('..', import.meta.url), {
+  exports: redis,
+  entryPoints: ['createRedisStore', 'createRedisInbox', 'createRedisLedger'],
+});
