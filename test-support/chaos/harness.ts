@@ -54,29 +54,44 @@ export interface ChaosFigures {
   seconds: number;
 }
 
-interface Instance {
+/** One instance process of a chaos run. */
+export interface ChaosInstance {
+  /** Its webhook route. */
   url: string;
+  /** Its process id (effects may record it). */
+  pid: number | undefined;
+  /** Everything it printed, also after it was killed. */
+  output(): string;
   /** SIGKILLs the instance (its whole process group) and waits until it is gone. */
   kill(): Promise<void>;
 }
 
-async function startInstance(engine: ChaosEngine, index: number, onCrash: (how: string) => void): Promise<Instance> {
-  const { script, args } = engine.instance(index);
-  const instance = startProcess(process.execPath, [script, ...args], { cwd: process.cwd(), ipc: true });
+/**
+ * Starts one instance (an Express, Fastify or Hono host app that sends `{ port }` once listening)
+ * and waits for its port. An exit the caller did not cause is a crash: told to `onCrash` with what
+ * it printed last, so the run can fail saying so.
+ */
+export async function startChaosInstance(
+  command: { script: string; args: string[] },
+  label: string,
+  onCrash: (how: string) => void,
+): Promise<ChaosInstance> {
+  const instance = startProcess(process.execPath, [command.script, ...command.args], { cwd: process.cwd(), ipc: true });
   const { child } = instance;
   let killed = false;
-  // An exit the harness did not cause is a crash: counted, so the run fails saying so, with what it printed last.
   child.once('exit', (code, signal) => {
-    if (!killed) onCrash(`instance ${index} exited (code ${code}, signal ${signal}): ${instance.output().slice(-2_000)}`);
+    if (!killed) onCrash(`${label} exited (code ${code}, signal ${signal}): ${instance.output().slice(-2_000)}`);
   });
   const [message] = (await Promise.race([
     once(child, 'message'),
     once(child, 'exit').then(([code]) => {
-      throw new Error(`chaos instance ${index} exited with ${code} before listening: ${instance.output()}`);
+      throw new Error(`chaos ${label} exited with ${code} before listening: ${instance.output()}`);
     }),
   ])) as [{ port: number }];
   return {
     url: `http://127.0.0.1:${message.port}/verikit/webhook`,
+    pid: child.pid,
+    output: instance.output,
     kill: () => {
       killed = true;
       return instance.stop({ signal: 'SIGKILL' });
@@ -95,9 +110,9 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  */
 export async function runChaos(engine: ChaosEngine, options: ChaosOptions): Promise<ChaosFigures> {
   const started = Date.now();
-  const instances: Array<Instance | undefined> = [];
+  const instances: Array<ChaosInstance | undefined> = [];
   const crashes: string[] = [];
-  const start = (index: number) => startInstance(engine, index, (how) => crashes.push(how));
+  const start = (index: number) => startChaosInstance(engine.instance(index), `instance ${index}`, (how) => crashes.push(how));
   for (let i = 0; i < options.instances; i++) instances[i] = await start(i);
   const dispatcher = new Agent({ connections: 64, headersTimeout: 10_000, bodyTimeout: 10_000 });
   const statuses: Record<string, number> = {};

@@ -5,8 +5,10 @@ import { createFakeService, type FakeService } from '@verikit/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runScript } from '../../test-support/readme-snippet.js';
 import { readmeServerSuite } from '../../test-support/readme-suite.js';
+import { REDIS_URL, requireService } from '../../test-support/services.js';
 import { checkAndCompile, codeBlocks, readmeFiles, type Snippet, typeCheck } from '../../test-support/snippets.js';
 
+const redisAvailable = await requireService('Redis', REDIS_URL);
 const root = fileURLToPath(new URL('../..', import.meta.url));
 // Inside the repository, so the snippets' imports resolve to the workspace packages as a user's would to theirs.
 const work = fileURLToPath(new URL('./.snippets', import.meta.url));
@@ -21,6 +23,8 @@ const PROGRAMS: Record<string, number[]> = {
   'README.md': [0, 1, 2],
   'packages/core/README.md': [0, 3],
   'packages/express/README.md': [0],
+  'packages/postgres/README.md': [1],
+  'packages/redis/README.md': [1],
   'packages/fastify/README.md': [0],
   'packages/testing/README.md': [0, 1, 3],
 };
@@ -141,6 +145,22 @@ describe('core README: the verification ledger', () => {
     ]);
     expect(output).toContain('webhooks missed: 2');
     expect(output.match(/a webhook was missed/g)).toHaveLength(2);
+  });
+});
+
+describe('postgres README: the ledger', () => {
+  it('the ledger program runs as written on PGlite: each change with its ctx.sql row, once, in order', async () => {
+    const output = await runToEnd(program('postgres-1'));
+    expect(output).toContain('v1 NOT_STARTED, v2 IN_REVIEW, v3 COMPLETED');
+  });
+});
+
+describe('redis README: the ledger', () => {
+  it.runIf(redisAvailable)('the ledger program runs as written on Redis: each change with its ctx.sql write, once, in order', async () => {
+    const output = await runToEnd(program('redis-1'), { REDIS_URL });
+    expect(output).toContain(
+      "[\n  'business-42 v1: NOT_STARTED (reconcile)',\n  'business-42 v2: IN_REVIEW (reconcile)',\n  'business-42 v3: COMPLETED (reconcile)'\n]",
+    );
   });
 });
 

@@ -25,6 +25,8 @@ export interface AppDeps {
   operatorSecret: string | undefined;
   /** Express's `trust proxy` (`VERIKIT_EXAMPLE_TRUST_PROXY`), behind a proxy that ends TLS: then cookies are Secure. */
   trustProxy: string | number | undefined;
+  /** The embedded fake's reviewer console, linked from the dashboard: play the service's side (not in real mode). */
+  reviewerUrl?: string | undefined;
   /** Told when someone signs in: the embedded fake uses it to prefill its hosted page with what the app knows. */
   onSignIn?: (account: Account) => void;
 }
@@ -129,7 +131,7 @@ export function createApp(deps: AppDeps): express.Express {
     res
       .set('cache-control', 'no-store')
       .type('html')
-      .send(dashboardPage({ mode, account: who, kyc, kyb, stamp }));
+      .send(dashboardPage({ mode, account: who, kyc, kyb, stamp, reviewerUrl: deps.reviewerUrl }));
   });
 
   // This user's change marker only: one user's webhook never reloads another user's dashboard.

@@ -1,4 +1,11 @@
-import { type ClientOptions, ConfigurationError, clientOptionsFromEnv, createWebhookVerifier, ENV_VARIABLES } from '@verikit/core';
+import {
+  type ClientOptions,
+  ConfigurationError,
+  clientOptionsFromEnv,
+  createWebhookVerifier,
+  ENV_VARIABLES,
+  type ReconcileScheduleOptions,
+} from '@verikit/core';
 
 /** Embedded fake service, or the real one from `VERIKIT_*` variables. */
 export type Mode = { kind: 'embedded' } | { kind: 'real'; client: ClientOptions; webhookSecret: string };
@@ -38,7 +45,33 @@ export interface Settings {
   operatorSecret: string | undefined;
   /** `VERIKIT_EXAMPLE_TRUST_PROXY`: Express's `trust proxy` (a hop count, or addresses such as `loopback`). */
   trustProxy: string | number | undefined;
+  /** How the reconciler polls: verikit's defaults, or `VERIKIT_EXAMPLE_RECONCILE_FAST=1`'s seconds. */
+  reconcile: ReconcileSettings;
 }
+
+/** What the reconciler is given, and the worker too: both read within one budget and schedule by one clock. */
+export interface ReconcileSettings {
+  /** `undefined`: verikit's (1, 5, 15 min, 1 h, 6 h, then daily; finals daily for 30 days). */
+  schedule: ReconcileScheduleOptions | undefined;
+  /** Reads of results per minute, webhooks' and the reconciler's together (`undefined`: verikit's 60). */
+  readsPerMinute: number | undefined;
+  /** How long an idle reconciler waits before it looks for due verifications again. */
+  pollIntervalMs: number | undefined;
+}
+
+/**
+ * `VERIKIT_EXAMPLE_RECONCILE_FAST=1`: pending verifications are checked every two seconds, so a
+ * webhook lost while you try it by hand is found at once rather than within the hour. Final ones
+ * wait 30 s: a decision overturned while deliveries are on arrives by its webhook first.
+ */
+export const FAST_RECONCILE: ReconcileSettings = {
+  schedule: { stepsMs: [1_000], repeatMs: 2_000, finalRecheckMs: 30_000, failureBaseMs: 1_000, failureMaxMs: 5_000 },
+  readsPerMinute: 600,
+  pollIntervalMs: 250,
+};
+
+const DEFAULT_RECONCILE: ReconcileSettings = { schedule: undefined, readsPerMinute: undefined, pollIntervalMs: undefined };
+const RECONCILE_FAST = 'VERIKIT_EXAMPLE_RECONCILE_FAST';
 
 const OPERATOR_SECRET = 'VERIKIT_EXAMPLE_OPERATOR_SECRET';
 const MIN_OPERATOR_SECRET = 16;
@@ -51,5 +84,12 @@ export function readSettings(env: Record<string, string | undefined>): Settings 
       `${OPERATOR_SECRET} must be at least ${MIN_OPERATOR_SECRET} characters long (for example: openssl rand -base64 24)`,
     );
   const trust = env.VERIKIT_EXAMPLE_TRUST_PROXY || undefined;
-  return { operatorSecret: secret, trustProxy: trust !== undefined && /^\d+$/.test(trust) ? Number(trust) : trust };
+  const fast = env[RECONCILE_FAST] || '0';
+  if (fast !== '0' && fast !== '1')
+    throw new ExampleConfigError(`${RECONCILE_FAST} must be 1 (poll every few seconds) or 0, not ${JSON.stringify(fast)}`);
+  return {
+    operatorSecret: secret,
+    trustProxy: trust !== undefined && /^\d+$/.test(trust) ? Number(trust) : trust,
+    reconcile: fast === '1' ? FAST_RECONCILE : DEFAULT_RECONCILE,
+  };
 }

@@ -1,5 +1,14 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { KybCaseDetails, KycDecision, KycResult } from '@verikit/core';
+import {
+  type EventKind,
+  type KybCaseDetails,
+  type KycDecision,
+  type KycResult,
+  type LedgerChangeContext,
+  type LedgerKey,
+  missedWebhook,
+  type ObservationSource,
+} from '@verikit/core';
 import type { Queryable } from '@verikit/postgres';
 
 /** A signed-in person and their business, as the app's own database holds them. */
@@ -10,19 +19,39 @@ export interface Account {
   businessRefId: string;
 }
 
-/** What the app knows of a person's verification: only what it read from the service after a webhook. */
+/** Where a status came from: the change that brought it, as the ledger recorded it. */
+export interface Provenance {
+  /** The change's version: counts the changes the ledger saw, from 1. */
+  version: number;
+  /** A webhook led to it, or the reconciler's polling found it. */
+  source: ObservationSource;
+  /** Found by polling although a webhook should have told of it: the webhook was lost. */
+  missedWebhook: boolean;
+  /** When the app recorded it. */
+  at: Date;
+}
+
+/** One change of a verification, for the dashboard's history. */
+export interface ChangeRecord extends Provenance {
+  previous: string | null;
+  status: string;
+}
+
+/** What the app knows of a person's verification: what `onChange` wrote, read from the service by refId. */
 export interface KycState {
   status: string;
   decision: KycDecision;
   /** Why it was rejected, when the service said (the fake does; the spec shows no such field). */
   reason: string | null;
-  updatedAt: Date;
+  provenance: Provenance;
+  history: ChangeRecord[];
 }
 
 /** What the app knows of a business's verification. */
 export interface KybState {
   details: KybCaseDetails;
-  updatedAt: Date;
+  provenance: Provenance;
+  history: ChangeRecord[];
 }
 
 const SCHEMA = `CREATE SCHEMA IF NOT EXISTS example;
@@ -36,12 +65,20 @@ CREATE TABLE IF NOT EXISTS example.sessions (
   user_ref_id text REFERENCES example.accounts (user_ref_id),
   created_at timestamptz NOT NULL, last_seen_at timestamptz NOT NULL,
   CHECK ((role = 'user') = (user_ref_id IS NOT NULL)));
-CREATE TABLE IF NOT EXISTS example.kyc_results (
-  ref_id text PRIMARY KEY, status text NOT NULL, decision text NOT NULL, reason text,
-  service_updated_at text NOT NULL, event_id text NOT NULL, updated_at timestamptz NOT NULL DEFAULT now());
-CREATE TABLE IF NOT EXISTS example.kyb_results (
-  ref_id text PRIMARY KEY, status text NOT NULL, details text NOT NULL,
-  service_updated_at text NOT NULL, event_id text NOT NULL, updated_at timestamptz NOT NULL DEFAULT now());`;
+CREATE TABLE IF NOT EXISTS example.results (
+  kind text NOT NULL CHECK (kind IN ('kyb', 'kyc')), ref_id text NOT NULL, version integer NOT NULL, status text NOT NULL,
+  decision text, result text NOT NULL, source text NOT NULL, missed_webhook boolean NOT NULL,
+  changed_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (kind, ref_id));
+CREATE TABLE IF NOT EXISTS example.result_changes (
+  kind text NOT NULL, ref_id text NOT NULL, version integer NOT NULL, previous text, status text NOT NULL,
+  source text NOT NULL, missed_webhook boolean NOT NULL, changed_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (kind, ref_id, version))`;
+
+/** The previous version's results tables: written by the worker from webhooks, before the ledger. */
+const EARLIER_RESULTS = [
+  { kind: 'kyb', table: 'example.kyb_results' },
+  { kind: 'kyc', table: 'example.kyc_results' },
+] as const;
 
 /** The first version keyed accounts by a slug of the names typed (its `accounts.key` column). */
 const FIRST_VERSION = `SELECT 1 FROM information_schema.columns
@@ -84,6 +121,13 @@ const newRefId = (kind: 'business' | 'person') => `${kind}_${randomUUID()}`;
 /** Only a hash of a session id is stored: a copy of the table signs no one in. */
 const hashOf = (sessionId: string) => createHash('sha256').update(sessionId).digest('hex');
 
+const provenanceOf = (row: Record<string, unknown>): Provenance => ({
+  version: Number(row.version),
+  source: row.source as ObservationSource,
+  missedWebhook: row.missed_webhook === true,
+  at: row.changed_at as Date,
+});
+
 const asAccount = (row: Record<string, unknown>): Account => ({
   name: row.name as string,
   businessName: row.business_name as string,
@@ -92,9 +136,10 @@ const asAccount = (row: Record<string, unknown>): Account => ({
 });
 
 /**
- * The example's own data, in the same database as verikit's inbox: businesses, the people who act
- * for them, sessions and the results the worker wrote. Results are written only through the
- * worker's transaction (`ctx.sql`), so a result and the event's "done" commit together: saved exactly once.
+ * The example's own data, in the same database as verikit's inbox and ledger: businesses, the
+ * people who act for them, sessions, and what `onChange` wrote of their verifications. Results are
+ * written only through the ledger's transaction (`ctx.sql`), so a result and the change the ledger
+ * recorded commit together: each change written once, in the service's order.
  */
 export class Database {
   private readonly now: () => number;
@@ -188,35 +233,74 @@ export class Database {
     return row.role === 'operator' ? { role: 'operator' } : { role: 'user', account: asAccount(row) };
   }
 
+  /** The person's verification as the last change recorded it, with its history; undefined before the first. */
   async kyc(refId: string): Promise<KycState | undefined> {
-    const { rows } = await this.db.query('SELECT status, decision, reason, updated_at FROM example.kyc_results WHERE ref_id = $1', [refId]);
-    const row = rows[0];
-    return row === undefined
-      ? undefined
-      : {
-          status: row.status as string,
-          decision: row.decision as KycDecision,
-          reason: row.reason as string | null,
-          updatedAt: row.updated_at as Date,
-        };
+    const row = await this.current('kyc', refId);
+    if (row === undefined) return undefined;
+    const result = JSON.parse(row.result as string) as KycResult;
+    return {
+      status: row.status as string,
+      decision: row.decision as KycDecision,
+      reason: typeof result.reason === 'string' ? result.reason : null,
+      provenance: provenanceOf(row),
+      history: await this.history('kyc', refId),
+    };
   }
 
+  /** The business's verification as the last change recorded it, with its history; undefined before the first. */
   async kyb(refId: string): Promise<KybState | undefined> {
-    const { rows } = await this.db.query('SELECT details, updated_at FROM example.kyb_results WHERE ref_id = $1', [refId]);
-    const row = rows[0];
-    return row === undefined
-      ? undefined
-      : { details: JSON.parse(row.details as string) as KybCaseDetails, updatedAt: row.updated_at as Date };
+    const row = await this.current('kyb', refId);
+    if (row === undefined) return undefined;
+    return {
+      details: JSON.parse(row.result as string) as KybCaseDetails,
+      provenance: provenanceOf(row),
+      history: await this.history('kyb', refId),
+    };
+  }
+
+  private async current(kind: EventKind, refId: string): Promise<Record<string, unknown> | undefined> {
+    const { rows } = await this.db.query(
+      'SELECT version, status, decision, result, source, missed_webhook, changed_at FROM example.results WHERE kind = $1 AND ref_id = $2',
+      [kind, refId],
+    );
+    return rows[0];
+  }
+
+  private async history(kind: EventKind, refId: string): Promise<ChangeRecord[]> {
+    const { rows } = await this.db.query(
+      `SELECT version, previous, status, source, missed_webhook, changed_at FROM example.result_changes
+       WHERE kind = $1 AND ref_id = $2 ORDER BY version`,
+      [kind, refId],
+    );
+    return rows.map((row) => ({ ...provenanceOf(row), previous: row.previous as string | null, status: row.status as string }));
   }
 
   /** Changes whenever this account's results change: the dashboard polls it to refresh for its own user only. */
   async stamp(account: Account): Promise<string> {
     const { rows } = await this.db.query(
-      `SELECT (SELECT event_id || service_updated_at FROM example.kyc_results WHERE ref_id = $1) AS kyc,
-              (SELECT event_id || service_updated_at FROM example.kyb_results WHERE ref_id = $2) AS kyb`,
+      `SELECT (SELECT version FROM example.results WHERE kind = 'kyc' AND ref_id = $1) AS kyc,
+              (SELECT version FROM example.results WHERE kind = 'kyb' AND ref_id = $2) AS kyb`,
       [account.userRefId, account.businessRefId],
     );
     return `${rows[0]?.kyc ?? '-'}/${rows[0]?.kyb ?? '-'}`;
+  }
+
+  /**
+   * The previous version's results were written from webhooks alone, outside the ledger: each of
+   * their verifications is handed to `track` (the ledger then reads it from the service, soon), and
+   * the tables go. Run after `migrate`, once the ledger is ready; running it again finds nothing.
+   */
+  async adoptEarlierResults(track: (key: LedgerKey) => Promise<unknown>): Promise<number> {
+    let adopted = 0;
+    for (const { kind, table } of EARLIER_RESULTS) {
+      const { rows: exists } = await this.db.query('SELECT to_regclass($1) IS NOT NULL AS present', [table]);
+      if (exists[0]?.present !== true) continue;
+      const { rows } = await this.db.query(`SELECT ref_id FROM ${table}`);
+      for (const row of rows) await track({ kind, refId: row.ref_id as string });
+      await this.db.query(`DROP TABLE ${table}`);
+      adopted += rows.length;
+    }
+    return adopted;
   }
 
   /** The business's prefill for the hosted page, from what the app knows. */
@@ -225,29 +309,25 @@ export class Database {
   }
 
   /**
-   * Writes a KYB result in the worker's transaction. An older read never overwrites a newer one
-   * (webhooks may arrive out of order; the service's `updatedAt` says which is newer).
+   * Writes one change of a verification, in the transaction that records it in the ledger (`ctx.sql`
+   * of `onChange`): the result row moves to it and the history gains it, or neither does. The ledger
+   * runs this once per change, in the service's order; the version guard and the history's key keep
+   * that true here too: a result row never goes back to an older version, and a change is never written twice.
    */
-  static async saveKyb(tx: Queryable, refId: string, details: KybCaseDetails, eventId: string): Promise<void> {
+  static async recordChange(tx: Queryable, change: LedgerChangeContext<Queryable>, decision: KycDecision | null): Promise<void> {
+    const missed = missedWebhook(change);
     await tx.query(
-      `INSERT INTO example.kyb_results (ref_id, status, details, service_updated_at, event_id) VALUES ($1, $2, $3, $4, $5)
-       ON CONFLICT (ref_id) DO UPDATE SET status = EXCLUDED.status, details = EXCLUDED.details,
-         service_updated_at = EXCLUDED.service_updated_at, event_id = EXCLUDED.event_id, updated_at = now()
-       WHERE example.kyb_results.service_updated_at <= EXCLUDED.service_updated_at`,
-      [refId, details.status, JSON.stringify(details), details.updatedAt ?? '', eventId],
+      `INSERT INTO example.results (kind, ref_id, version, status, decision, result, source, missed_webhook)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+       ON CONFLICT (kind, ref_id) DO UPDATE SET version = EXCLUDED.version, status = EXCLUDED.status, decision = EXCLUDED.decision,
+         result = EXCLUDED.result, source = EXCLUDED.source, missed_webhook = EXCLUDED.missed_webhook, changed_at = now()
+       WHERE example.results.version < EXCLUDED.version`,
+      [change.kind, change.refId, change.version, change.current, decision, JSON.stringify(change.result), change.source, missed],
     );
-  }
-
-  /** Writes a KYC result in the worker's transaction, newer over older as for KYB. */
-  static async saveKyc(tx: Queryable, refId: string, result: KycResult, decision: KycDecision, eventId: string): Promise<void> {
-    const reason = typeof result.reason === 'string' ? result.reason : null;
-    const updated = typeof result.updatedAt === 'string' ? result.updatedAt : '';
     await tx.query(
-      `INSERT INTO example.kyc_results (ref_id, status, decision, reason, service_updated_at, event_id) VALUES ($1, $2, $3, $4, $5, $6)
-       ON CONFLICT (ref_id) DO UPDATE SET status = EXCLUDED.status, decision = EXCLUDED.decision, reason = EXCLUDED.reason,
-         service_updated_at = EXCLUDED.service_updated_at, event_id = EXCLUDED.event_id, updated_at = now()
-       WHERE example.kyc_results.service_updated_at <= EXCLUDED.service_updated_at`,
-      [refId, result.status, decision, reason, updated, eventId],
+      `INSERT INTO example.result_changes (kind, ref_id, version, previous, status, source, missed_webhook)
+       VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+      [change.kind, change.refId, change.version, change.previous, change.current, change.source, missed],
     );
   }
 }

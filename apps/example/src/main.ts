@@ -13,6 +13,7 @@ try {
       : `verikit example running against the real service from VERIKIT_*:\n  ${example.url}`,
   );
   console.log(`  data: ${example.storage} (kept across restarts)`);
+  if (example.fake) console.log(`  reviewer console (decide, reopen, overturn, webhooks off and on): ${example.fake.reviewerUrl}`);
   console.log(
     example.operatorPanel === 'on'
       ? `  operator panel: ${example.url}/operations (sign in with VERIKIT_EXAMPLE_OPERATOR_SECRET)`

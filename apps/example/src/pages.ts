@@ -1,5 +1,5 @@
 import { type AmlSummary, collectDocumentFiles, type DeadLetter, isFinal, type KybCaseDetails, type KybStep } from '@verikit/core';
-import type { Account, KybState, KycState } from './db.js';
+import type { Account, ChangeRecord, KybState, KycState, Provenance } from './db.js';
 
 /**
  * JSON for inside an inline `<script>`: `JSON.stringify` leaves `</script>` (and `<!--`) as they
@@ -35,7 +35,7 @@ table{border-collapse:collapse;width:100%}td,th{text-align:left;padding:.3rem .5
 th{font-weight:600;color:#445}dl{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem}dt{color:#556}dd{margin:0}
 button{font:inherit;white-space:nowrap;padding:.45rem 1rem;cursor:pointer;border-radius:.4rem;border:1px solid #2d5bd7;background:#2d5bd7;color:#fff}
 button.quiet{background:#fff;color:#2d5bd7}small,.muted{color:#667}input{font:inherit;padding:.35rem;border:1px solid #bbc;border-radius:.3rem}
-.hit{color:#a5231b;font-weight:600}.who{display:flex;align-items:center;gap:.5rem;flex-wrap:wrap}.who form{margin-left:auto}
+.hit,.missed-webhook{color:#a5231b;font-weight:600}.webhook{color:#11652a}details{margin:.4rem 0}.who{display:flex;align-items:center;gap:.5rem;flex-wrap:wrap}.who form{margin-left:auto}
 td,dd{overflow-wrap:anywhere}
 @media (max-width:40rem){table.stack thead{display:none}table.stack,table.stack tbody,table.stack tr,table.stack td{display:block}
 table.stack tr{border-bottom:1px solid #dde;padding:.3rem 0}table.stack td{border:0;padding:.1rem 0}
@@ -186,11 +186,31 @@ const KYB_LABEL: Record<string, string> = {
 const action = (kind: 'kyb' | 'kyc', label: string) =>
   `<form method="post" action="/verikit/invite/${kind}"><button type="submit" data-verify="${kind}">${esc(label)}</button></form>`;
 
+/** Where a status came from, in words and as a `data-source` for tests: a webhook, or the reconciler's polling. */
+function sourceOf(p: Provenance): { words: string; key: string } {
+  if (p.source === 'webhook') return { words: 'via webhook', key: 'webhook' };
+  return p.missedWebhook
+    ? { words: 'found by polling: a webhook was missed', key: 'missed-webhook' }
+    : { words: 'found by polling (its first check)', key: 'polling' };
+}
+
+const provenance = (p: Provenance) => {
+  const { words, key } = sourceOf(p);
+  return `<span class="${key}" data-source="${key}">${esc(words)}</span>, ${when(p.at)}`;
+};
+
+/** Every change the app recorded, oldest first, each with where it came from. */
+function historyList(history: ChangeRecord[]): string {
+  const items = history.map((c) => `<li data-version="${c.version}"><code>${esc(c.status)}</code> ${provenance(c)}</li>`);
+  return `<details data-history><summary>How it got here (${history.length} ${history.length === 1 ? 'change' : 'changes'})</summary><ol>${items.join('')}</ol></details>`;
+}
+
 function kycSection(kyc: KycState | undefined): string {
   if (!kyc) return `<p><span class="badge" data-kyc-status>Not verified yet</span></p>${action('kyc', 'Verify my identity')}`;
   const final = kyc.decision !== 'pending';
-  return `<p><span class="badge ${esc(kyc.decision)}" data-kyc-decision="${esc(kyc.decision)}">${KYC_LABEL[kyc.decision]}</span> <small>service status <code data-kyc-status>${esc(kyc.status)}</code> · updated ${when(kyc.updatedAt)}</small></p>
+  return `<p><span class="badge ${esc(kyc.decision)}" data-kyc-decision="${esc(kyc.decision)}">${KYC_LABEL[kyc.decision]}</span> <small>service status <code data-kyc-status>${esc(kyc.status)}</code> · ${provenance(kyc.provenance)}</small></p>
 ${kyc.decision === 'rejected' ? `<p class="reason" data-reason>Reason: ${esc(kyc.reason ?? 'the service gave none')}</p>` : ''}
+${historyList(kyc.history)}
 ${final ? '<p class="muted">This result is final.</p>' : action('kyc', 'Continue verification')}`;
 }
 
@@ -199,10 +219,16 @@ function kybSection(kyb: KybState | undefined): string {
   const { status } = kyb.details;
   const final = isFinal(status);
   const reasons = status === 'REJECTED' ? rejectionReasons(kyb.details) : [];
-  return `<p><span class="badge ${esc(status)}" data-kyb-status="${esc(status)}">${esc(KYB_LABEL[status] ?? status)}</span> <small>updated ${when(kyb.updatedAt)}</small></p>
+  return `<p><span class="badge ${esc(status)}" data-kyb-status="${esc(status)}">${esc(KYB_LABEL[status] ?? status)}</span> <small>${provenance(kyb.provenance)}</small></p>
 ${status === 'REJECTED' ? `<div class="reason" data-reason><strong>Why:</strong> ${reasons.length === 0 ? 'the service gave no reason in the case data' : `<ul>${reasons.map((r) => `<li>${esc(r)}</li>`).join('')}</ul>`}</div>` : ''}
+${historyList(kyb.history)}
 ${final ? kybDetails(kyb.details) : status === 'IN_REVIEW' ? '<p class="muted">A reviewer is looking at it; nothing to do now.</p>' : action('kyb', 'Continue verification')}`;
 }
+
+/** The embedded fake's reviewer console: the service's side, to play by hand (never shown against the real service). */
+const reviewerSection = (url: string) => `<section data-section="service"><h2>The service’s side (embedded fake)</h2>
+<p>Play the verification service’s reviewer in the <a href="${esc(url)}" target="_blank" rel="noopener" data-reviewer-console>reviewer console</a>: finish a case left in review, reopen a step, overturn a decision, and turn webhook deliveries off and on.</p>
+<p class="muted">With deliveries off, a result still reaches this page: the reconciler reads each verification from the service on a schedule (often while it is pending, daily for a month once final) and marks what it finds “found by polling: a webhook was missed”.</p></section>`;
 
 /** Everything the dashboard shows. */
 export interface DashboardView {
@@ -212,6 +238,8 @@ export interface DashboardView {
   kyb: KybState | undefined;
   /** This account's change marker: the page reloads when it changes. */
   stamp: string;
+  /** The embedded fake's reviewer console, or undefined against the real service. */
+  reviewerUrl: string | undefined;
 }
 
 /** The signed-in party's verifications; it refreshes itself when their own results change, and only then. */
@@ -222,7 +250,8 @@ export function dashboardPage(view: DashboardView): string {
     view.mode,
     `<div class="who">Signed in as <strong>${esc(account.name)}</strong> for <strong>${esc(account.businessName)}</strong>. <form method="post" action="/signout"><button type="submit" class="quiet">Sign out</button></form></div>
 <section data-section="kyc"><h2>Your identity (KYC)</h2>${kycSection(view.kyc)}</section>
-<section data-section="kyb"><h2>Your business (KYB)</h2>${kybSection(view.kyb)}</section>`,
+<section data-section="kyb"><h2>Your business (KYB)</h2>${kybSection(view.kyb)}</section>
+${view.reviewerUrl === undefined ? '' : reviewerSection(view.reviewerUrl)}`,
     `<script>
 // Refresh when this account's results change (another user's webhook does not touch this page).
 const seen = ${scriptJson(view.stamp)};

@@ -2,8 +2,16 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createClient, createInboxWorker, type InboxWorker, type VerikitClient } from '@verikit/core';
-import { createPostgresInbox, type PostgresInbox, type Queryable } from '@verikit/postgres';
+import {
+  createClient,
+  createInboxWorker,
+  createReconciler,
+  type InboxWorker,
+  type LedgerChangeContext,
+  type Reconciler,
+  type VerikitClient,
+} from '@verikit/core';
+import { createPostgresInbox, createPostgresLedger, type PostgresInbox, type PostgresLedger, type Queryable } from '@verikit/postgres';
 import { createFakeService, type FakeService } from '@verikit/testing';
 import { createApp } from './app.js';
 import { ExampleConfigError, readMode, readSettings } from './config.js';
@@ -20,7 +28,7 @@ export interface RunningExample {
   mode: 'embedded' | 'real';
   /** Where the data is, in words (PGlite's folder, or the PostgreSQL server). */
   storage: string;
-  /** The embedded fake service, in embedded mode. */
+  /** The embedded fake service, in embedded mode (its `reviewerUrl` is the reviewer console). */
   fake: FakeService | undefined;
   /** The operator panel at `/operations`: on when `VERIKIT_EXAMPLE_OPERATOR_SECRET` is set. */
   operatorPanel: 'on' | 'off';
@@ -54,8 +62,9 @@ async function listen(port: number, host: string): Promise<{ server: Server; url
 /**
  * Starts the example: its data in PGlite (`VERIKIT_EXAMPLE_DATA`, default `apps/example/.data`) or
  * PostgreSQL (`DATABASE_URL`); webhooks in inbox mode on the same database, drained by a worker that
- * writes each result in the transaction that marks its event done; against an embedded fake
- * service that keeps its port and state in the same folder, or the real service when `VERIKIT_*` are set.
+ * has the verification ledger read each result, and a reconciler that polls what webhooks missed;
+ * both write each change in the ledger's transaction. Against an embedded fake service that keeps
+ * its port and state in the same folder, or the real service when `VERIKIT_*` are set.
  */
 export async function startExample(options: StartOptions): Promise<RunningExample> {
   const mode = readMode(options.env);
@@ -95,6 +104,12 @@ export async function startExample(options: StartOptions): Promise<RunningExampl
     const inbox: PostgresInbox = createPostgresInbox({ db: storage.db, schema: 'verikit' });
     await inbox.migrate();
     cleanups.push(() => inbox.close());
+    // The ledger: a row per verification the app started, kept equal to the service's by webhooks and by polling.
+    const ledger: PostgresLedger = createPostgresLedger({ db: storage.db, schema: 'verikit' });
+    await ledger.migrate();
+    const { schedule, readsPerMinute, pollIntervalMs } = settings.reconcile;
+    // The previous version's results came from webhooks alone: the ledger reads each of them again, first thing.
+    await db.adoptEarlierResults((key) => ledger.track(key, { nextCheckAt: new Date() }));
 
     // The embedded fake keeps its port, keys and cases beside the app's data: links issued before a restart still open.
     const fake =
@@ -103,30 +118,36 @@ export async function startExample(options: StartOptions): Promise<RunningExampl
         : undefined;
     if (fake) cleanups.push(() => fake.close());
     const clientOptions = fake ? fake.clientOptions : (mode as Extract<typeof mode, { kind: 'real' }>).client;
+    // With the ledger, the client tracks each case and session before its create call: none can be started unknown to it.
     const client: VerikitClient = createClient({
       ...clientOptions,
       kycStatuses: {
         approved: (options.env.VERIKIT_KYC_APPROVED ?? 'APPROVED').split(','),
         rejected: (options.env.VERIKIT_KYC_REJECTED ?? 'REJECTED').split(','),
       },
+      ledger,
+      ledgerSchedule: schedule,
     });
     cleanups.push(() => client.close());
 
-    const worker: InboxWorker = createInboxWorker<Queryable>({
+    // The app's one reaction to a change, whoever saw it (a webhook, or the reconciler's polling): written in the
+    // ledger's transaction, so the result and the change it records commit together, once, in the service's order.
+    const onChange = (ctx: LedgerChangeContext<Queryable>) =>
+      Database.recordChange(ctx.sql, ctx, ctx.kind === 'kyc' ? client.kyc.classify(ctx.result.status) : null);
+    const observing = { ledger, client, onChange, schedule, readsPerMinute };
+    // Never trust the webhook body alone: each delivery has the ledger read the verification's result by refId.
+    const worker: InboxWorker = createInboxWorker<Queryable, Queryable>({
       inbox,
-      client,
+      ...observing,
       concurrency: 2,
       retry: { maxAttempts: 5, ...options.retry },
-      // Never trust the webhook body alone: read the authoritative result by refId, then save it in
-      // the transaction that marks the event done, so it is saved exactly once.
-      onEvent: async (ctx) => {
-        const fetched = await ctx.fetchResult();
-        if (fetched.kind === 'kyb') await Database.saveKyb(ctx.sql, fetched.refId, fetched.result, ctx.id);
-        else await Database.saveKyc(ctx.sql, fetched.refId, fetched.result, client.kyc.classify(fetched.result.status), ctx.id);
-      },
     });
     worker.start();
     cleanups.push(() => worker.stop({ timeoutMs: 5_000 }));
+    // Webhooks get lost: the reconciler reads each verification on its schedule (finals too, rarely: reopens, overturns), within the same budget.
+    const reconciler: Reconciler = createReconciler<Queryable>({ ...observing, pollIntervalMs });
+    reconciler.start();
+    cleanups.push(() => reconciler.stop({ timeoutMs: 5_000 }));
 
     const label = fake ? 'embedded fake service' : `real service (${clientOptions.environment ?? 'sandbox'})`;
     const app = createApp({
@@ -139,6 +160,7 @@ export async function startExample(options: StartOptions): Promise<RunningExampl
       sessions,
       operatorSecret: settings.operatorSecret,
       trustProxy: settings.trustProxy,
+      reviewerUrl: fake?.reviewerUrl,
       // What the app knows of the business, as the hosted page's starting values (the embedded fake only).
       onSignIn: fake ? (who) => fake.kyb.prefill(who.businessRefId, Database.prefillOf(who)) : undefined,
     });

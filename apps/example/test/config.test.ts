@@ -7,8 +7,11 @@ import { promisify } from 'node:util';
 import { PGlite } from '@electric-sql/pglite';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readMode, readSettings } from '../src/config.js';
+import { FAST_RECONCILE, readMode, readSettings } from '../src/config.js';
+import { startExample } from '../src/start.js';
 import { startInTempFolder } from './support/example.js';
+import { Visitor } from './support/visitor.js';
+import { waitUntil } from './support/wait.js';
 
 const run = promisify(execFile);
 const appDir = fileURLToPath(new URL('..', import.meta.url));
@@ -51,6 +54,15 @@ describe('settings from the environment', () => {
     expect(readSettings({ VERIKIT_EXAMPLE_TRUST_PROXY: '1' }).trustProxy).toBe(1);
     expect(readSettings({ VERIKIT_EXAMPLE_TRUST_PROXY: 'loopback' }).trustProxy).toBe('loopback');
     expect(readSettings({}).trustProxy).toBeUndefined();
+  });
+
+  it('VERIKIT_EXAMPLE_RECONCILE_FAST=1 polls every few seconds; unset, verikit’s schedule; anything else is refused', () => {
+    expect(readSettings({ VERIKIT_EXAMPLE_RECONCILE_FAST: '1' }).reconcile).toBe(FAST_RECONCILE);
+    expect(readSettings({}).reconcile).toEqual({ schedule: undefined, readsPerMinute: undefined, pollIntervalMs: undefined });
+    expect(readSettings({ VERIKIT_EXAMPLE_RECONCILE_FAST: '0' }).reconcile.schedule).toBeUndefined();
+    expect(() => readSettings({ VERIKIT_EXAMPLE_RECONCILE_FAST: 'yes' })).toThrow(
+      'VERIKIT_EXAMPLE_RECONCILE_FAST must be 1 (poll every few seconds) or 0, not "yes"',
+    );
   });
 });
 
@@ -121,5 +133,52 @@ describe('the main command', () => {
     expect((error as { stderr: string }).stderr.trim().split('\n')).toEqual([
       `verikit example: the data was made by an earlier version of the example, whose refIds came from the names typed at sign-in, so that different people and businesses could share one verification; which result is whose cannot be told now: move or delete ${dataDir} to start afresh, or set VERIKIT_EXAMPLE_DATA to another folder`,
     ]);
+  });
+
+  it('results kept by the previous version (from webhooks, before the ledger) are handed to the ledger, which reads them again', async () => {
+    const dataDir = folder();
+    const env = { VERIKIT_EXAMPLE_DATA: dataDir, VERIKIT_EXAMPLE_RECONCILE_FAST: '1' };
+    let example = await startExample({ port: 0, env });
+    const person = new Visitor(example.url);
+    let refId = '';
+    try {
+      await person.signIn('Pat Previous', 'Previous Version Ltd');
+      refId = await person.startVerification('kyb');
+      example.fake?.kyb.setStatus(refId, 'COMPLETED');
+      await waitUntil(
+        'the result',
+        async () => (await person.get('/dashboard')).text,
+        (page) => page.includes('data-kyb-status="COMPLETED"'),
+      );
+    } finally {
+      await example.close();
+    }
+    // The folder as the previous version left it: its own results table, and no ledger.
+    const old = new PGlite(join(dataDir, 'pglite'));
+    await old.exec(`DELETE FROM example.results; DELETE FROM example.result_changes; DELETE FROM verikit.verikit_ledger;
+      CREATE TABLE example.kyb_results (ref_id text PRIMARY KEY, status text NOT NULL, details text NOT NULL,
+        service_updated_at text NOT NULL, event_id text NOT NULL, updated_at timestamptz NOT NULL DEFAULT now());`);
+    await old.query(`INSERT INTO example.kyb_results VALUES ($1, 'COMPLETED', '{}', '', 'msg_1')`, [refId]);
+    await old.close();
+
+    example = await startExample({ port: 0, env });
+    try {
+      const again = new Visitor(example.url);
+      for (const [name, value] of person.cookies) again.cookies.set(name, value);
+      await waitUntil(
+        'the result read again',
+        async () => (await again.get('/dashboard')).text,
+        (text) => text.includes('data-kyb-status="COMPLETED"'),
+      );
+    } finally {
+      await example.close();
+    }
+    const after = new PGlite(join(dataDir, 'pglite'));
+    const { rows } = await after.query<{ table: string | null; tracked: number }>(
+      `SELECT to_regclass('example.kyb_results')::text AS table, (SELECT count(*)::int FROM verikit.verikit_ledger WHERE ref_id = $1) AS tracked`,
+      [refId],
+    );
+    await after.close();
+    expect(rows).toEqual([{ table: null, tracked: 1 }]);
   });
 });

@@ -76,6 +76,7 @@ export {
   type LedgerLock,
   type LedgerStats,
   MAX_REF_ID_LENGTH,
+  missedWebhook,
   type Observation,
   type ObservationSource,
   type RecordOutcome,

@@ -53,10 +53,24 @@ const LOCKED = `${ENTRY}, lock_token, now() AS locked_at`;
 const dateOrNull = (value: unknown): Date | null => (value === null || value === undefined ? null : new Date(value as string | Date));
 const stringOrNull = (value: unknown): string | null => (value === null || value === undefined ? null : String(value));
 
+/**
+ * A refId as `ref_id` holds it. PostgreSQL text cannot hold NUL, which a refId may: it is stored as
+ * `\0`, with `\` itself doubled so every stored value reads back as exactly one refId. Any other
+ * refId is stored as it is.
+ */
+const storedRefId = (refId: string): string => refId.replace(/[\\\u0000]/g, (c) => (c === '\\' ? '\\\\' : '\\0'));
+const refIdOf = (stored: string): string => stored.replace(/\\([\\0])/g, (_, c: string) => (c === '0' ? '\u0000' : '\\'));
+
+/** A key checked, as the parameters `kind` and `ref_id` take. */
+function keyParams(key: LedgerKey): [EventKind, string] {
+  const { kind, refId } = checkLedgerKey(key);
+  return [kind, storedRefId(refId)];
+}
+
 function entryOf(row: Record<string, unknown>): LedgerEntry {
   return {
     kind: row.kind as EventKind,
-    refId: String(row.ref_id),
+    refId: refIdOf(String(row.ref_id)),
     status: stringOrNull(row.status),
     final: row.final === true,
     fingerprint: stringOrNull(row.fingerprint),
@@ -183,27 +197,27 @@ FROM ${table}`);
     },
     async close() {},
     async track(key: LedgerKey, { nextCheckAt }: { nextCheckAt: Date }): Promise<TrackOutcome> {
-      const { kind, refId } = checkLedgerKey(key);
+      const params = keyParams(key);
       const due = timestamp(nextCheckAt, 'nextCheckAt', false);
-      const { rows } = await runBounded(bound, 'tracking a verification', (q) => trackSql.run(q, [kind, refId, due]));
+      const { rows } = await runBounded(bound, 'tracking a verification', (q) => trackSql.run(q, [...params, due]));
       return rows.length > 0 ? 'tracked' : 'already-tracked';
     },
     async forget(key: LedgerKey): Promise<boolean> {
-      const { kind, refId } = checkLedgerKey(key);
-      const { rows } = await runBounded(bound, 'forgetting a verification', (q) => forgetSql.run(q, [kind, refId]));
+      const params = keyParams(key);
+      const { rows } = await runBounded(bound, 'forgetting a verification', (q) => forgetSql.run(q, params));
       return rows.length > 0;
     },
     async get(key: LedgerKey): Promise<LedgerEntry | undefined> {
-      const { kind, refId } = checkLedgerKey(key);
-      const { rows } = await runBounded(bound, 'reading a ledger row', (q) => getSql.run(q, [kind, refId]));
+      const params = keyParams(key);
+      const { rows } = await runBounded(bound, 'reading a ledger row', (q) => getSql.run(q, params));
       return rows[0] && entryOf(rows[0]);
     },
     async lock(key: LedgerKey, { leaseMs }: { leaseMs: number }): Promise<LedgerLock | 'busy' | 'untracked'> {
-      const { kind, refId } = checkLedgerKey(key);
+      const params = keyParams(key);
       const { rows } = await runBounded(
         bound,
         'locking a ledger row',
-        (q) => lockSql.run(q, [kind, refId, wholeMs(leaseMs)]),
+        (q) => lockSql.run(q, [...params, wholeMs(leaseMs)]),
         (late) => unlockLate(late.rows),
       );
       const row = rows[0] ?? {};
@@ -217,6 +231,7 @@ FROM ${table}`);
       work: (change: LedgerChange, tx: Queryable) => Promise<void>,
     ): Promise<RecordOutcome> {
       const { kind, refId } = checkLedgerKey(lock.key);
+      const params = [kind, storedRefId(refId)];
       const observedAt = timestamp(lock.lockedAt, 'lock.lockedAt', false);
       let changed = false;
       let values: unknown[] = [];
@@ -225,7 +240,7 @@ FROM ${table}`);
           bound,
           async (tx, own) => {
             // Held FOR UPDATE until the commit: nobody takes the lock over while onChange runs, even past its lease.
-            const { rows } = await own('reading the locked row', (q) => heldSql.run(q, [kind, refId, lock.token]));
+            const { rows } = await own('reading the locked row', (q) => heldSql.run(q, [...params, lock.token]));
             if (rows[0] === undefined) throw new LockLost();
             const row = entryOf(rows[0]);
             changed = row.fingerprint !== observation.fingerprint;
@@ -246,7 +261,7 @@ FROM ${table}`);
             }
             const kept = changed ? observation : { status: row.status, final: row.final, fingerprint: row.fingerprint };
             const due = timestamp(next(changed), 'the next check', true);
-            values = [kind, refId, lock.token, kept.status, kept.final, kept.fingerprint, version, observedAt, observation.source, due];
+            values = [...params, lock.token, kept.status, kept.final, kept.fingerprint, version, observedAt, observation.source, due];
           },
           {
             what: 'recording an observation',
@@ -263,9 +278,13 @@ FROM ${table}`);
       return changed ? 'changed' : 'unchanged';
     },
     async release(lock: LedgerLock, { nextCheckAt, failures }: { nextCheckAt: Date | null; failures: number }): Promise<LeaseOutcome> {
-      const { kind, refId } = checkLedgerKey(lock.key);
       const due = timestamp(nextCheckAt, 'nextCheckAt', true);
-      return ownersCall(bound, 'releasing a ledger lock', releaseSql, [kind, refId, lock.token, due, count(failures, 'failures', 0)]);
+      return ownersCall(bound, 'releasing a ledger lock', releaseSql, [
+        ...keyParams(lock.key),
+        lock.token,
+        due,
+        count(failures, 'failures', 0),
+      ]);
     },
     async claimDue({ limit, leaseMs }: { limit: number; leaseMs: number }): Promise<LedgerLock[]> {
       const { rows } = await runBounded(

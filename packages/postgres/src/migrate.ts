@@ -43,7 +43,7 @@ BEGIN
     fingerprint text,
     version integer NOT NULL DEFAULT 0,
     observed_at timestamptz,
-    source text CHECK (source IN ('webhook', 'reconcile', 'created')),
+    source text CHECK (source IN ('webhook', 'reconcile')),
     tracked_at timestamptz NOT NULL DEFAULT now(),
     next_check_at timestamptz,
     failures integer NOT NULL DEFAULT 0,

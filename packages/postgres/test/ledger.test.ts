@@ -1,5 +1,6 @@
 import { PGlite } from '@electric-sql/pglite';
 import { type LedgerKey, type LedgerLock, type Observation, StorageTimeoutError, TransactionEndedError } from '@verikit/core';
+import { ledgerContract } from '@verikit/testing';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { POSTGRES_URL, requireService } from '../../../test-support/services.js';
@@ -50,6 +51,31 @@ function engineSuite(name: string, open: () => Promise<{ db: Queryable; close():
       return { schema, ledger, effects, write };
     }
 
+    describe('the ledger contract', () => {
+      // One effects table for every case (their tags are unique), beside each case's own schema.
+      const effectsTable = `verikit_ledger_${run}_effects.effects`;
+      beforeAll(async () => {
+        await db.query(`CREATE SCHEMA verikit_ledger_${run}_effects`);
+        await db.query(`CREATE TABLE ${effectsTable} (tag text NOT NULL)`);
+      });
+      for (const c of ledgerContract<Queryable>({
+        createLedger: async () => {
+          const ledger = createPostgresLedger({ db, schema: `verikit_ledger_${run}_${++schemas}` });
+          await ledger.migrate();
+          return ledger;
+        },
+        effects: {
+          write: async (tx, tag) => {
+            await tx.query(`INSERT INTO ${effectsTable} (tag) VALUES ($1)`, [tag]);
+          },
+          count: async (tag) => Number((await db.query(`SELECT count(*)::int AS n FROM ${effectsTable} WHERE tag = $1`, [tag])).rows[0]?.n),
+        },
+        disposeLedger: (ledger) => ledger.close?.(),
+      })) {
+        it(c.name, c.run);
+      }
+    });
+
     it('migrate() runs from several instances at once, and again, and keeps one state row', async () => {
       const schema = `verikit_ledger_${run}_${++schemas}`;
       await Promise.all(Array.from({ length: 5 }, () => createPostgresLedger({ db, schema }).migrate()));
@@ -68,7 +94,7 @@ function engineSuite(name: string, open: () => Promise<{ db: Queryable; close():
       expect(await ledger.lock(key, { leaseMs: 10_000 })).toBe('untracked');
       expect(await ledger.track(key, { nextCheckAt: PAST })).toBe('tracked');
       expect(await ledger.track(key, { nextCheckAt: later() })).toBe('already-tracked');
-      const [{ now }] = (await db.query('SELECT now() AS now')).rows as Array<{ now: Date }>;
+      const now = (await db.query('SELECT now() AS now')).rows[0]?.now as Date;
       const lock = asLock(await ledger.lock(key, { leaseMs: 10_000 }));
       expect(lock.lockedAt.getTime()).toBeGreaterThanOrEqual(now.getTime());
       expect(lock.entry).toMatchObject({ version: 0, status: null, nextCheckAt: PAST });
@@ -107,6 +133,23 @@ function engineSuite(name: string, open: () => Promise<{ db: Queryable; close():
       const stats = await ledger.stats();
       expect(stats).toMatchObject({ pending: 1, final: 0 });
       expect(stats.lastWebhookAt?.getTime()).toBeGreaterThanOrEqual(lock.lockedAt.getTime());
+    });
+
+    it('refIds with NUL and backslashes are rows of their own and read back exactly (text cannot hold NUL)', async () => {
+      const { ledger } = await fresh();
+      const refIds = ['a\u0000b', 'a\\0b', 'a\\\u0000b', 'a\\\\0b', 'a\\', '\\', '\u0000', 'a0b'];
+      for (const refId of refIds) expect(await ledger.track({ kind: 'kyc', refId }, { nextCheckAt: PAST })).toBe('tracked');
+      for (const refId of refIds) expect((await ledger.get({ kind: 'kyc', refId }))?.refId).toBe(refId);
+      expect((await ledger.list()).map((e) => e.refId).sort()).toEqual([...refIds].sort());
+      const claimed = await ledger.claimDue({ limit: 100, leaseMs: 10_000 });
+      expect(claimed.map((lock) => lock.key.refId).sort()).toEqual([...refIds].sort());
+      const nul = claimed.find((lock) => lock.key.refId === 'a\u0000b') as LedgerLock;
+      expect(await ledger.record(nul, observed('IN_REVIEW'), () => null, noWork)).toBe('changed');
+      expect(
+        await ledger.release(claimed.find((lock) => lock.key.refId === 'a\\0b') as LedgerLock, { nextCheckAt: null, failures: 2 }),
+      ).toBe('ok');
+      expect(await ledger.get({ kind: 'kyc', refId: 'a\u0000b' })).toMatchObject({ version: 1, failures: 0 });
+      expect(await ledger.get({ kind: 'kyc', refId: 'a\\0b' })).toMatchObject({ version: 0, failures: 2 });
     });
 
     it('two locks of one refId at once: exactly one is taken, the other is busy', async () => {

@@ -81,7 +81,7 @@ describe.runIf(serverAvailable)('the Redis ledger on the real server', () => {
     close();
   });
 
-  it('refIds with ":", braces, "%", unicode, lone surrogates and 256 characters each get a row of their own, in the same slot, read back exactly', async () => {
+  it('refIds with ":", braces, "%", unicode and 256 characters each get a row of their own, in the same slot, read back exactly', async () => {
     const { ledger, keys, close } = fresh();
     const refIds = [
       'a',
@@ -99,8 +99,6 @@ describe.runIf(serverAvailable)('the Redis ledger on the real server', () => {
       'state',
       'café',
       'cafe\u0301',
-      '\uD800',
-      '\uDC00',
       '\uFFFD',
       '🙂'.repeat(128),
       'z'.repeat(256),

@@ -119,13 +119,14 @@ export function ledgerContract<Tx>(options: LedgerContractOptions<Tx>): LedgerCo
       },
     ],
     [
-      'a bad key is refused with invalid_argument: unknown kind, empty or oversized refId',
+      'a bad key is refused with invalid_argument: unknown kind, empty, oversized or ill-formed refId',
       async (ledger) => {
         const bad = [
           { kind: 'kyx', refId: 'x' },
           { kind: 'kyb', refId: '' },
           { kind: 'kyc', refId: 'x'.repeat(257) },
           { kind: 'kyb', refId: 42 },
+          { kind: 'kyb', refId: 'a\uD800' },
         ] as unknown as LedgerKey[];
         for (const key of bad) {
           await expectRejects(ledger.track(key, { nextCheckAt: inAnHour() }), 'invalid_argument', `track ${JSON.stringify(key)}`);

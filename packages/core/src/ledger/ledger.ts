@@ -61,6 +61,16 @@ export interface LedgerChange extends LedgerKey {
   source: ObservationSource;
 }
 
+/**
+ * Whether a change stands for a webhook that never arrived: one the reconciler found, unless it is
+ * the first sight of a verification that has not moved since it was created (no webhook is sent for that).
+ */
+export function missedWebhook(change: Pick<LedgerChange, 'kind' | 'source' | 'version' | 'final' | 'current'>): boolean {
+  if (change.source !== 'reconcile') return false;
+  const firstSight = change.version === 1 && !change.final && (change.kind === 'kyc' || change.current === 'NOT_STARTED');
+  return !firstSight;
+}
+
 /** A refId's lock, held while its result is fetched; hand it back to `record` or `release`. */
 export interface LedgerLock {
   readonly key: LedgerKey;
@@ -163,5 +173,7 @@ export function checkLedgerKey(key: unknown): LedgerKey {
   if (kind !== 'kyb' && kind !== 'kyc') throw new InvalidArgumentError(`ledger kind must be "kyb" or "kyc", not ${JSON.stringify(kind)}`);
   if (typeof refId !== 'string' || refId.length === 0) throw new InvalidArgumentError('ledger refId must be a non-empty string');
   if (refId.length > MAX_REF_ID_LENGTH) throw new InvalidArgumentError(`ledger refId is longer than ${MAX_REF_ID_LENGTH} characters`);
+  // A lone surrogate is no text a database or Redis can keep: each turns it into U+FFFD, so two refIds would share a row.
+  if (/\p{Cs}/u.test(refId)) throw new InvalidArgumentError('ledger refId must be well-formed Unicode text (it holds a lone surrogate)');
   return { kind, refId };
 }

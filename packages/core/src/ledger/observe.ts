@@ -6,7 +6,15 @@ import type { KycResult } from '../schemas/kyc.js';
 import { type Logger, resolveLogger } from '../util/logger.js';
 import { sleep } from '../util/sleep.js';
 import { defaultFingerprint, type Fingerprint, observationOf, type VerificationResult } from './fingerprint.js';
-import { checkLedgerKey, type LedgerChange, type LedgerEngine, type LedgerKey, type LedgerLock, type ObservationSource } from './ledger.js';
+import {
+  checkLedgerKey,
+  type LedgerChange,
+  type LedgerEngine,
+  type LedgerKey,
+  type LedgerLock,
+  missedWebhook,
+  type ObservationSource,
+} from './ledger.js';
 import { type ReconcileSchedule, type ReconcileScheduleOptions, resolveSchedule } from './schedule.js';
 
 /** What `onChange` receives: the change, the typed result it was read from, and the transaction that records it. */
@@ -66,12 +74,12 @@ export interface LedgerObserver<Tx = unknown> {
     source: ObservationSource,
     options?: { receivedAt?: Date | undefined; signal?: AbortSignal },
   ): Promise<ObserveOutcome>;
-  /** Observes the row a lock (from `claimDue`) holds; `hasSlot` when the read's budget slot is already waited for. */
+  /** Observes the row a lock (from `claimDue`) holds; `slotAt`: when a budget slot already waited for came (used only while still fresh). */
   observeLocked(
     lock: LedgerLock,
     source: ObservationSource,
-    options?: { signal?: AbortSignal; hasSlot?: boolean },
-  ): Promise<ObserveOutcome | 'released'>;
+    options?: { signal?: AbortSignal; slotAt?: number },
+  ): Promise<ObserveOutcome | { released: number }>;
   /** How many changes were found by the reconciler (webhooks that never arrived) since start. */
   readonly missed: number;
 }
@@ -90,7 +98,8 @@ export function createLedgerObserver<Tx>(options: LedgerObserverOptions<Tx>): Le
   if (client === undefined || typeof client.kyb?.getCase !== 'function')
     throw new ConfigurationError('client', 'client is required: the ledger reads each result from the service');
   if (typeof onChange !== 'function') throw new ConfigurationError('onChange', 'onChange is required');
-  const readIntervalMs = 60_000 / positive('readsPerMinute', options.readsPerMinute, 60);
+  // One percent under the budget: a read leaves a little after its slot, and a window must never hold more than the budget.
+  const readIntervalMs = 60_000 / (positive('readsPerMinute', options.readsPerMinute, 60) * 0.99);
   const lockMs = positive('lockMs', options.lockMs, 60_000);
   const schedule = resolveSchedule(options.schedule);
   const fingerprint = options.fingerprint ?? defaultFingerprint;
@@ -151,9 +160,8 @@ export function createLedgerObserver<Tx>(options: LedgerObserverOptions<Tx>): Le
       logger.warn(fields, 'ledger: an observation outlived its lock (lockMs); the newer one records it');
       return 'settled';
     }
-    // The first sight of a verification that has not moved since it was created is no missed webhook: there was none to send.
-    const baseline = entry.version === 0 && !seen.final && (key.kind === 'kyc' || seen.status === 'NOT_STARTED');
-    if (outcome === 'changed' && source === 'reconcile' && !baseline) {
+    const change = { kind: key.kind, source, version: entry.version + 1, final: seen.final, current: seen.status };
+    if (outcome === 'changed' && missedWebhook(change)) {
       missed++;
       logger.warn(
         { ...fields, version: entry.version + 1, previous: entry.status, current: seen.status },
@@ -163,8 +171,11 @@ export function createLedgerObserver<Tx>(options: LedgerObserverOptions<Tx>): Le
     return outcome;
   };
 
-  /** Takes the read's budget slot while holding `lock`: waits for it, or lets the lock go for a long wait and returns false. */
-  const awaitSlot = async (lock: LedgerLock, signal: AbortSignal | undefined): Promise<boolean> => {
+  /**
+   * Takes the read's budget slot while holding `lock`: waits for it and answers `true`, or, for a
+   * wait too long to hold the lock through, lets the lock go, waits, and answers when the slot came.
+   */
+  const awaitSlot = async (lock: LedgerLock, signal: AbortSignal | undefined): Promise<true | { released: number }> => {
     const waitMs = await ledger.reserveRead({ intervalMs: readIntervalMs });
     if (waitMs <= lockMs / 2) {
       await sleep(waitMs, signal);
@@ -172,8 +183,13 @@ export function createLedgerObserver<Tx>(options: LedgerObserverOptions<Tx>): Le
     }
     await unchanged(lock);
     await sleep(waitMs, signal);
-    return false;
+    return { released: Date.now() };
   };
+  /**
+   * Whether a slot that came at `slotAt` may still be used: a read made well after its slot (a lock
+   * waited for meanwhile) would bunch with the reads of the slots after it, over the budget in a window.
+   */
+  const fresh = (slotAt: number | undefined): boolean => slotAt !== undefined && Date.now() - slotAt <= readIntervalMs / 2;
 
   /** Takes `key`'s lock, tracking it first when the ledger does not know it; waits out another holder up to `lockMs`. */
   const acquire = async (key: LedgerKey, signal: AbortSignal | undefined): Promise<LedgerLock> => {
@@ -204,22 +220,28 @@ export function createLedgerObserver<Tx>(options: LedgerObserverOptions<Tx>): Le
     },
     async observe(key, source, { receivedAt, signal } = {}) {
       const checked = checkLedgerKey(key);
-      let hasSlot = false;
+      let slotAt: number | undefined;
       for (;;) {
         const lock = await acquire(checked, signal);
         if (settles(lock, receivedAt)) {
           await unchanged(lock);
           return 'settled';
         }
-        if (!hasSlot && !(await awaitSlot(lock, signal))) {
-          hasSlot = true;
-          continue;
+        if (!fresh(slotAt)) {
+          const slot = await awaitSlot(lock, signal);
+          if (slot !== true) {
+            slotAt = slot.released;
+            continue;
+          }
         }
         return fetchAndRecord(lock, source, signal);
       }
     },
-    async observeLocked(lock, source, { signal, hasSlot = false } = {}) {
-      if (!hasSlot && !(await awaitSlot(lock, signal))) return 'released';
+    async observeLocked(lock, source, { signal, slotAt } = {}) {
+      if (!fresh(slotAt)) {
+        const slot = await awaitSlot(lock, signal);
+        if (slot !== true) return slot;
+      }
       return fetchAndRecord(lock, source, signal);
     },
   };

@@ -61,13 +61,16 @@ export function createReconciler<Tx>(options: ReconcilerOptions<Tx>): Reconciler
   const stats = { checks: 0, failures: 0 };
   const startedAt = Date.now();
   let silenceWarnedAt = 0;
+  let silenceCheckedAt = 0;
   let stopping: AbortController | undefined;
   let loop: Promise<void> | undefined;
 
   /** Warns (at most once per silence period) when verifications are pending and webhooks have gone quiet. */
   const checkSilence = async () => {
     const now = Date.now();
-    if (now - silenceWarnedAt < silenceWarningMs) return;
+    // A count of the ledger at most once a minute (or a quarter of the period), not once per check.
+    if (now - silenceWarnedAt < silenceWarningMs || now - silenceCheckedAt < Math.min(60_000, silenceWarningMs / 4)) return;
+    silenceCheckedAt = now;
     const { pending, lastWebhookAt } = await ledger.stats();
     const quietSince = lastWebhookAt?.getTime() ?? startedAt;
     if (pending > 0 && now - quietSince >= silenceWarningMs) {
@@ -83,12 +86,12 @@ export function createReconciler<Tx>(options: ReconcilerOptions<Tx>): Reconciler
     const [lock] = await ledger.claimDue({ limit: 1, leaseMs: observer.lockMs });
     if (lock === undefined) return false;
     try {
-      let outcome = await observer.observeLocked(lock, 'reconcile', { signal });
-      if (outcome === 'released') {
+      const outcome = await observer.observeLocked(lock, 'reconcile', { signal });
+      if (typeof outcome === 'object') {
         // The budget's wait was long, so the row was let go meanwhile; the slot waited for is ours now.
         const [again] = await ledger.claimDue({ limit: 1, leaseMs: observer.lockMs });
         if (again === undefined) return true;
-        outcome = await observer.observeLocked(again, 'reconcile', { signal, hasSlot: true });
+        await observer.observeLocked(again, 'reconcile', { signal, slotAt: outcome.released });
       }
       stats.checks++;
     } catch (error) {
