@@ -128,7 +128,6 @@ async function reconcile({ db, fake, schema, instances, readsPerMinute, seconds,
     stoppedAt,
     checks,
     failures,
-    reads: reads.length,
     refused: reads.filter((r) => r.status !== 200).length,
     ratePerMinute: (steady * MINUTE) / (stoppedAt - from),
     steadySeconds: (stoppedAt - from) / 1000,
@@ -251,7 +250,7 @@ export async function benchLedger({
       `ledger (${db.name}, fake service in its own process): ${fmt(verifications)} pending verifications created and tracked in ${createdSeconds.toFixed(1)} s`,
     );
     console.log(
-      `ledger: ${instances} reconcilers (one process, a pool, ledger and client each), budget ${fmt(readsPerMinute)} reads/min shared, ${seconds} s:`,
+      `ledger: ${instances} reconcilers (one process, ${db.server ? 'a pool, ledger' : 'one PGlite; a ledger'} and client each), budget ${fmt(readsPerMinute)} reads/min shared, ${seconds} s:`,
     );
     const run = await reconcile({ db, fake, schema, instances, readsPerMinute, seconds, settleSeconds });
     const off = (run.ratePerMinute / readsPerMinute - 1) * 100;
