@@ -1,9 +1,10 @@
 // `pnpm bench`: every benchmark in one run. Figures, not pass/fail: the quality bars are read off this output.
-// Flags: --quick (shorter runs), --verbose (print every round), --only=sizes|verify|client|adapters|inbox|redis (one benchmark),
+// Flags: --quick (shorter runs), --verbose (print every round), --only=sizes|verify|client|adapters|inbox|redis|ledger (one benchmark),
 // --control (adapters: bare route vs bare route, the method's own spread).
 import { benchAdapters } from './adapters.mjs';
 import { benchClient } from './client.mjs';
 import { benchInbox } from './inbox.mjs';
+import { benchLedger } from './ledger.mjs';
 import { benchRedis } from './redis.mjs';
 import { benchSizes } from './sizes.mjs';
 import { benchVerify } from './verify.mjs';
@@ -34,4 +35,7 @@ if (selected('redis')) {
     accept: { verbose, ...(quick ? { durationSeconds: 1, rounds: 1, warmupSeconds: 1 } : {}) },
     ...(quick ? { events: 40_000, windows: 1, warmupSeconds: 1 } : {}),
   });
+}
+if (selected('ledger')) {
+  await benchLedger(quick ? { verifications: 2_000, seconds: 20, settleSeconds: 5, warmupSeconds: 1, windows: 3 } : {});
 }
