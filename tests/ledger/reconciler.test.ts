@@ -221,3 +221,19 @@ async function createCaseFor(fake: FakeService, refId: string) {
   await other.kyb.createCase({ refId });
   return { refId };
 }
+
+describe('stopping the reconciler', () => {
+  it('hands back the row it held while waiting for its read slot', async () => {
+    const { fake, client } = await fakeWithClient();
+    fakes.push(fake);
+    const ledger = createMemoryLedger();
+    const reconciler = createReconciler({ ledger, client, onChange: () => {}, readsPerMinute: 6, pollIntervalMs: 20, logger: false });
+    for (let i = 0; i < 3; i++) await ledger.track({ kind: 'kyb', refId: `held-${i}` }, { nextCheckAt: new Date(Date.now() - 1_000) });
+    // The first read takes the budget's only slot for 10 s; the reconciler's next check then waits for one while holding its row.
+    await ledger.reserveRead({ intervalMs: 10_000 });
+    reconciler.start();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await reconciler.stop();
+    for (let i = 0; i < 3; i++) expect(typeof (await ledger.lock({ kind: 'kyb', refId: `held-${i}` }, { leaseMs: 1_000 }))).toBe('object');
+  });
+});

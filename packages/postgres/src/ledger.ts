@@ -162,8 +162,11 @@ WHERE l.kind = gone.kind AND l.ref_id = gone.ref_id AND l.lock_token = gone.toke
   WHERE kind = $1 AND ref_id = $2 AND lock_token = $3
   RETURNING 1
 ), heard AS (
-  UPDATE ${state} SET last_webhook_at = GREATEST(last_webhook_at, clock_timestamp())
+  UPDATE ${state} SET last_webhook_at = clock_timestamp()
+  -- At most once a second: the one state row is also where every read is reserved, and this
+  -- transaction holds it until it commits (onChange included).
   WHERE $9 = 'webhook' AND EXISTS (SELECT 1 FROM recorded)
+    AND (last_webhook_at IS NULL OR last_webhook_at < clock_timestamp() - interval '1 second')
   RETURNING 1
 )
 SELECT (SELECT count(*) FROM recorded)::int AS recorded`);

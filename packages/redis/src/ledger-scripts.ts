@@ -1,3 +1,5 @@
+import { CROSS_SLOT } from './transaction.js';
+
 // The ledger's Lua. Every key a script touches is under one base holding one hash tag (see
 // ledger-keys.ts), so they share a Cluster slot: that is what lets a script reach rows it finds in
 // an index (ARGV[1] is the base) and update a row, the due index, the per-kind indexes and the
@@ -89,12 +91,13 @@ return {at, claimed}`;
 
 /**
  * KEYS: row. ARGV: base, member, token, changed ('1'/'0'), version, status, final, fingerprint,
- * observed_at, source, next_check_at, the queued commands as JSON. Applies the commands and the
- * row's change together, only for the lock's holder: `changed`, `unchanged`, or `stale` with
- * nothing applied. Redis has no rollback: a command Redis refuses stops the script with the
+ * observed_at, source, next_check_at, the queued commands as JSON, `1` on a Cluster. Applies the
+ * commands and the row's change together, only for the lock's holder: `changed`, `unchanged`,
+ * `stale` with nothing applied, or `{'cross-slot', n}` (see CROSS_SLOT) with nothing applied. Redis has no rollback: a command Redis refuses stops the script with the
  * commands before it applied and the row (and its lock) as they were.
  */
 export const RECORD = `${COMMON}
+${CROSS_SLOT}
 local held = redis.call('HMGET', KEYS[1], 'lock_token', 'last_token', 'last_outcome')
 if held[1] ~= ARGV[3] then
   if held[2] == ARGV[3] and held[3] ~= 'released' then return held[3] end
@@ -102,7 +105,12 @@ if held[1] ~= ARGV[3] then
 end
 local outcome = 'unchanged'
 if ARGV[4] == '1' then
-  for _, command in ipairs(cjson.decode(ARGV[12])) do redis.call(unpack(command)) end
+  local commands = cjson.decode(ARGV[12])
+  if ARGV[13] == '1' then
+    local n = cross_slot(commands, KEYS[1])
+    if n then return {'cross-slot', n} end
+  end
+  for _, command in ipairs(commands) do redis.call(unpack(command)) end
   redis.call('HSET', KEYS[1], 'version', ARGV[5], 'status', ARGV[6], 'final', ARGV[7], 'fingerprint', ARGV[8])
   outcome = 'changed'
 end

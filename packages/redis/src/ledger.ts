@@ -14,13 +14,14 @@ import {
   type RecordOutcome,
   type TrackOutcome,
 } from '@verikit/core';
-import { keyOfMember, ledgerBase, ledgerKeys, memberOf } from './ledger-keys.js';
+import { isCluster } from './cluster.js';
+import { hashTagOf, keyOfMember, ledgerBase, ledgerKeys, memberOf } from './ledger-keys.js';
 import { CLAIM_DUE, FORGET, LIST, LOCK, PAUSE_READS, RECORD, RELEASE, RESERVE_READ, STATS, TRACK } from './ledger-scripts.js';
 import { checkPrefix, type RedisBaseOptions, resolveBaseOptions, withTimeout } from './options.js';
 import type { PersistenceReport } from './persistence.js';
 import { redactingErrors } from './redact.js';
 import { defineScript } from './scripts.js';
-import { RecordedTransaction, type RedisTransaction } from './transaction.js';
+import { crossSlotError, RecordedTransaction, type RedisTransaction } from './transaction.js';
 
 /** Options of {@link createRedisLedger}. */
 export interface RedisLedgerOptions extends Omit<RedisBaseOptions, 'retentionMs'> {
@@ -114,6 +115,8 @@ export function createRedisLedger(options: RedisLedgerOptions): RedisLedger {
   const { redis, persistence, timeoutMs } = resolveBaseOptions(options, 'createRedisLedger');
   const keys = ledgerKeys(ledgerBase(checkPrefix(options.prefix ?? 'verikit:ledger:', 'prefix')));
   const { base } = keys;
+  // On a Cluster, ctx.sql writes outside the ledger's slot are refused before anything is applied.
+  const hashTag = isCluster(redis) ? `{${hashTagOf(base)}}` : undefined;
   const scripts = {
     track: defineScript(redis, TRACK, 1),
     forget: defineScript(redis, FORGET, 1),
@@ -214,8 +217,13 @@ export function createRedisLedger(options: RedisLedgerOptions): RedisLedger {
         observation.source,
         nextCheckAt,
         JSON.stringify(tx.commands),
+        hashTag === undefined ? '0' : '1',
       ];
-      return (await bounded(scripts.record([row], args), 'a ledger record')) as RecordOutcome;
+      const reply = await bounded(scripts.record([row], args), 'a ledger record');
+      // On a Cluster a write outside the ledger's slot is refused before anything is applied, not after the writes before it.
+      const refused = hashTag === undefined ? undefined : crossSlotError(reply, tx, hashTag);
+      if (refused !== undefined) throw refused;
+      return reply as RecordOutcome;
     },
 
     async release(held: LedgerLock, { nextCheckAt, failures }: { nextCheckAt: Date | null; failures: number }): Promise<LeaseOutcome> {

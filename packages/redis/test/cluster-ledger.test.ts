@@ -44,4 +44,28 @@ describe.runIf(canRun)('the Redis ledger on a local 3-master Redis Cluster, thro
     }
     expect(holders).toEqual([(await cluster.masterOf('{verikit}')).address]);
   });
+
+  it('refuses a ctx.sql write outside its slot before applying anything: the row, its lock and the writes before it stay as they were', async () => {
+    const ledger = createRedisLedger({ redis, prefix: 'ledger:cross:{verikit-cross}:', persistence: 'ignore', logger: false });
+    const key = { kind: 'kyb', refId: 'biz-cross' } as const;
+    await ledger.track(key, { nextCheckAt: new Date(Date.now() + 60_000) });
+    const lock = await ledger.lock(key, { leaseMs: 30_000 });
+    if (typeof lock === 'string') throw new Error(`no lock: ${lock}`);
+    const inSlot = '{verikit-cross}:effects';
+    const elsewhere = '{another-tag}:effects';
+    await expect(
+      ledger.record(
+        lock,
+        { status: 'COMPLETED', final: true, fingerprint: 'f', source: 'webhook' },
+        () => null,
+        async (_change, tx) => {
+          tx.call('INCR', inSlot);
+          tx.call('INCR', elsewhere);
+        },
+      ),
+    ).rejects.toMatchObject({ name: 'RedisCrossSlotError', code: 'invalid_argument', position: 2, command: 'INCR' });
+    expect(await redis.get(inSlot)).toBeNull();
+    expect((await ledger.get(key))?.version).toBe(0);
+    expect(await ledger.lock(key, { leaseMs: 30_000 })).toBe('busy');
+  });
 });

@@ -178,7 +178,13 @@ export function createLedgerObserver<Tx>(options: LedgerObserverOptions<Tx>): Le
   const awaitSlot = async (lock: LedgerLock, signal: AbortSignal | undefined): Promise<true | { released: number }> => {
     const waitMs = await ledger.reserveRead({ intervalMs: readIntervalMs });
     if (waitMs <= lockMs / 2) {
-      await sleep(waitMs, signal);
+      try {
+        await sleep(waitMs, signal);
+      } catch (error) {
+        // Stopped while waiting: hand the row back now, not when its lock runs out.
+        await unchanged(lock);
+        throw error;
+      }
       return true;
     }
     await unchanged(lock);
