@@ -10,6 +10,7 @@ import {
 import type { DeadlinesFactory } from './util/deadlines.js';
 import { isPost, rawHeader } from './util/headers.js';
 import { type Logger, resolveLogger } from './util/logger.js';
+import { positiveNumber } from './util/option-checks.js';
 import { type BodyLimits, type BodyStream, readBody } from './util/read-body.js';
 import type {
   InboxWebhookOptions,
@@ -130,12 +131,8 @@ export function createRoutesWith<Req>(
   return routes;
 }
 
-function positiveMs(option: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0)
-    throw new ConfigurationError(option, `${option} must be a positive number of milliseconds`);
-  return value;
-}
+const positiveMs = (option: string, value: number | undefined, fallback: number): number =>
+  positiveNumber(option, value, fallback, 'milliseconds');
 
 function webhookRoute(handle: WebhookHandler, limits: BodyLimits, fix: string): WebhookRoute {
   return {

@@ -7,6 +7,7 @@ import { LeaseLostError, type LeaseOutcome } from '../store/store.js';
 import { resolveTracing, type SpanRecorder, type TelemetryOption, TRACER_SCOPE } from '../telemetry/tracing.js';
 import { keepLeaseWhile } from '../util/keep-lease.js';
 import { describeError, errorReason, failureLevel, type Logger, resolveLogger } from '../util/logger.js';
+import { positiveInteger } from '../util/option-checks.js';
 import { VERSION } from '../version.js';
 import { DeliveryContext } from '../webhook/context.js';
 import type { WebhookContext } from '../webhook/handler.js';
@@ -112,12 +113,6 @@ class InboxEventContext<Tx> extends DeliveryContext implements InboxContext<Tx> 
   }
 
   readonly attempt: number;
-}
-
-function positiveInteger(option: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (!Number.isInteger(value) || value < 1) throw new ConfigurationError(option, `${option} must be a positive integer`);
-  return value;
 }
 
 /**

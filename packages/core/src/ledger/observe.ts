@@ -4,6 +4,7 @@ import { ConfigurationError, VerikitError } from '../errors.js';
 import type { KybCaseDetails } from '../schemas/kyb.js';
 import type { KycResult } from '../schemas/kyc.js';
 import { type Logger, resolveLogger } from '../util/logger.js';
+import { positiveNumber } from '../util/option-checks.js';
 import { sleep } from '../util/sleep.js';
 import { defaultFingerprint, type Fingerprint, observationOf, type VerificationResult } from './fingerprint.js';
 import {
@@ -84,12 +85,6 @@ export interface LedgerObserver<Tx = unknown> {
   readonly missed: number;
 }
 
-function positive(name: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (!Number.isFinite(value) || value <= 0) throw new ConfigurationError(name, `${name} must be a positive number`);
-  return value;
-}
-
 /** Checks the options and builds the observer the worker and the reconciler share. */
 export function createLedgerObserver<Tx>(options: LedgerObserverOptions<Tx>): LedgerObserver<Tx> {
   const { ledger, client, onChange } = options;
@@ -99,8 +94,8 @@ export function createLedgerObserver<Tx>(options: LedgerObserverOptions<Tx>): Le
     throw new ConfigurationError('client', 'client is required: the ledger reads each result from the service');
   if (typeof onChange !== 'function') throw new ConfigurationError('onChange', 'onChange is required');
   // One percent under the budget: a read leaves a little after its slot, and a window must never hold more than the budget.
-  const readIntervalMs = 60_000 / (positive('readsPerMinute', options.readsPerMinute, 60) * 0.99);
-  const lockMs = positive('lockMs', options.lockMs, 60_000);
+  const readIntervalMs = 60_000 / (positiveNumber('readsPerMinute', options.readsPerMinute, 60) * 0.99);
+  const lockMs = positiveNumber('lockMs', options.lockMs, 60_000, 'ms');
   const schedule = resolveSchedule(options.schedule);
   const fingerprint = options.fingerprint ?? defaultFingerprint;
   const logger = resolveLogger(options.logger);

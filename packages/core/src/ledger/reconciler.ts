@@ -1,5 +1,6 @@
 import { ConfigurationError } from '../errors.js';
 import { type Logger, resolveLogger } from '../util/logger.js';
+import { positiveInteger } from '../util/option-checks.js';
 import { sleep } from '../util/sleep.js';
 import type { LedgerKey } from './ledger.js';
 import { createLedgerObserver, type LedgerObserverOptions, type ObserveOutcome } from './observe.js';
@@ -35,12 +36,6 @@ export interface Reconciler {
   /** Counts since it was made. */
   stats(): ReconcilerStats;
 }
-
-const positiveInteger = (name: string, value: number | undefined, fallback: number): number => {
-  if (value === undefined) return fallback;
-  if (!Number.isInteger(value) || value < 1) throw new ConfigurationError(name, `${name} must be a positive integer`);
-  return value;
-};
 
 /**
  * Keeps the ledger equal to the service when webhooks are lost: on every instance, takes due rows

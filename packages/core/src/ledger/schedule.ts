@@ -1,4 +1,5 @@
 import { ConfigurationError } from '../errors.js';
+import { positiveNumber } from '../util/option-checks.js';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -33,12 +34,8 @@ export interface ReconcileSchedule {
   afterFailure(failures: number, now: number): Date;
 }
 
-function duration(name: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (!Number.isFinite(value) || value <= 0)
-    throw new ConfigurationError(`schedule.${name}`, `schedule.${name} must be a positive number of ms`);
-  return value;
-}
+const duration = (name: string, value: number | undefined, fallback: number): number =>
+  positiveNumber(`schedule.${name}`, value, fallback, 'ms');
 
 /** Checks the options and builds the schedule. */
 export function resolveSchedule(options: ReconcileScheduleOptions = {}, random: () => number = Math.random): ReconcileSchedule {
