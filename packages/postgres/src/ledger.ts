@@ -83,14 +83,23 @@ function entryOf(row: Record<string, unknown>): LedgerEntry {
   };
 }
 
-function lockOf(row: Record<string, unknown>): LedgerLock {
+/** When (this process's monotonic clock) half of each lock's lease is gone: a change being recorded holds its row from then. */
+const halfLease = new WeakMap<LedgerLock, number>();
+
+/** Milliseconds until half of `lock`'s lease is gone (0 for a lock this process did not take). */
+const halfLeaseLeft = (lock: LedgerLock): number => Math.max(0, (halfLease.get(lock) ?? 0) - performance.now());
+
+/** The lock a row answered, its lease counted from `askedAt` (before the statement was sent, so never later than the server's). */
+function lockOf(row: Record<string, unknown>, askedAt: number, leaseMs: number): LedgerLock {
   const entry = entryOf(row);
-  return {
+  const lock: LedgerLock = {
     key: { kind: entry.kind, refId: entry.refId },
     token: String(row.lock_token),
     entry,
     lockedAt: new Date(row.locked_at as string | Date),
   };
+  halfLease.set(lock, askedAt + leaseMs / 2);
+  return lock;
 }
 
 /** A time as a statement parameter; anything but a valid Date (or `null` where allowed) is refused before it reaches SQL. */
@@ -217,6 +226,7 @@ FROM ${table}`);
     },
     async lock(key: LedgerKey, { leaseMs }: { leaseMs: number }): Promise<LedgerLock | 'busy' | 'untracked'> {
       const params = keyParams(key);
+      const askedAt = performance.now();
       const { rows } = await runBounded(
         bound,
         'locking a ledger row',
@@ -224,7 +234,7 @@ FROM ${table}`);
         (late) => unlockLate(late.rows),
       );
       const row = rows[0] ?? {};
-      if (row.lock_token != null) return lockOf(row);
+      if (row.lock_token != null) return lockOf(row, askedAt, leaseMs);
       return row.tracked === true ? 'busy' : 'untracked';
     },
     async record(
@@ -236,40 +246,69 @@ FROM ${table}`);
       const { kind, refId } = checkLedgerKey(lock.key);
       const params = [kind, storedRefId(refId)];
       const observedAt = timestamp(lock.lockedAt, 'lock.lockedAt', false);
-      let changed = false;
-      let values: unknown[] = [];
+      // The row as the lock took it: only the token's holder writes a locked row, and the record
+      // statement checks the token, so it is still the row this change is measured against.
+      const row = lock.entry;
+      const changed = row.fingerprint !== observation.fingerprint;
+      const version = changed ? row.version + 1 : row.version;
+      const kept = changed ? observation : { status: row.status, final: row.final, fingerprint: row.fingerprint };
+      const recordWith = (due: string | null) => [
+        ...params,
+        lock.token,
+        kept.status,
+        kept.final,
+        kept.fingerprint,
+        version,
+        observedAt,
+        observation.source,
+        due,
+      ];
+      if (!changed) {
+        const due = timestamp(next(false), 'the next check', true);
+        const { rows } = await runBounded(bound, 'recording an observation', (q) => recordSql.run(q, recordWith(due)));
+        return Number(rows[0]?.recorded) === 0 ? 'stale' : 'unchanged';
+      }
+      const change: LedgerChange = {
+        kind,
+        refId,
+        previous: row.status,
+        current: observation.status,
+        final: observation.final,
+        version,
+        source: observation.source,
+      };
       try {
         await inLazyTransaction(
           bound,
           async (tx, own) => {
-            // Held FOR UPDATE until the commit: nobody takes the lock over while onChange runs, even past its lease.
-            const { rows } = await own('reading the locked row', (q) => heldSql.run(q, [...params, lock.token]));
-            if (rows[0] === undefined) throw new LockLost();
-            const row = entryOf(rows[0]);
-            changed = row.fingerprint !== observation.fingerprint;
-            const version = changed ? row.version + 1 : row.version;
-            if (changed) {
-              await work(
-                {
-                  kind,
-                  refId,
-                  previous: row.status,
-                  current: observation.status,
-                  final: observation.final,
-                  version,
-                  source: observation.source,
+            // The row is held FOR UPDATE, until the commit, from the first ctx.sql query or once half
+            // the lease is gone (at once when it already is): nobody takes the lock over while work
+            // runs, even past its lease, and work never runs on a lock another has taken. Work that is
+            // quick and writes nothing through ctx.sql needs no transaction: one statement records it.
+            let held: Promise<void> | undefined;
+            const hold = () =>
+              (held ??= own('holding the locked row', (q) => heldSql.run(q, [...params, lock.token])).then(({ rows }) => {
+                if (rows[0] === undefined) throw new LockLost();
+              }));
+            const left = halfLeaseLeft(lock);
+            if (left === 0) await hold();
+            const timer = setTimeout(() => hold().catch(() => {}), left);
+            try {
+              await work(change, {
+                query: async (text, values) => {
+                  await hold();
+                  return tx.query(text, values);
                 },
-                tx,
-              );
+              });
+              await held;
+            } finally {
+              clearTimeout(timer);
             }
-            const kept = changed ? observation : { status: row.status, final: row.final, fingerprint: row.fingerprint };
-            const due = timestamp(next(changed), 'the next check', true);
-            values = [...params, lock.token, kept.status, kept.final, kept.fingerprint, version, observedAt, observation.source, due];
           },
           {
             what: 'recording an observation',
-            run: async (tx) => {
-              const { rows } = await recordSql.run(tx, values);
+            run: async (q) => {
+              const { rows } = await recordSql.run(q, recordWith(timestamp(next(true), 'the next check', true)));
               if (Number(rows[0]?.recorded) === 0) throw new LockLost();
             },
           },
@@ -278,7 +317,7 @@ FROM ${table}`);
         if (error instanceof LockLost) return 'stale';
         throw error;
       }
-      return changed ? 'changed' : 'unchanged';
+      return 'changed';
     },
     async release(lock: LedgerLock, { nextCheckAt, failures }: { nextCheckAt: Date | null; failures: number }): Promise<LeaseOutcome> {
       const due = timestamp(nextCheckAt, 'nextCheckAt', true);
@@ -290,6 +329,7 @@ FROM ${table}`);
       ]);
     },
     async claimDue({ limit, leaseMs }: { limit: number; leaseMs: number }): Promise<LedgerLock[]> {
+      const askedAt = performance.now();
       const { rows } = await runBounded(
         bound,
         'claiming due ledger rows',
@@ -297,7 +337,9 @@ FROM ${table}`);
         (late) => unlockLate(late.rows),
       );
       // RETURNING keeps no order: oldest due first, as the contract says.
-      return rows.map(lockOf).sort((a, b) => (a.entry.nextCheckAt?.getTime() ?? 0) - (b.entry.nextCheckAt?.getTime() ?? 0));
+      return rows
+        .map((row) => lockOf(row, askedAt, leaseMs))
+        .sort((a, b) => (a.entry.nextCheckAt?.getTime() ?? 0) - (b.entry.nextCheckAt?.getTime() ?? 0));
     },
     async reserveRead({ intervalMs }: { intervalMs: number }): Promise<number> {
       const { rows } = await runBounded(bound, 'reserving a read', (q) => reserveSql.run(q, [wholeMs(intervalMs)]));

@@ -276,6 +276,85 @@ function engineSuite(name: string, open: () => Promise<{ db: Queryable; close():
       expect(await effects()).toEqual([{ ref_id: 'slow-change', version: 1 }]);
     });
 
+    it('a change whose onChange writes nothing through ctx.sql and outlives half the lease still holds its row until it commits', async () => {
+      const { ledger } = await fresh();
+      const key: LedgerKey = { kind: 'kyb', refId: 'slow-change-no-sql' };
+      await ledger.track(key, { nextCheckAt: PAST });
+      const lock = asLock(await ledger.lock(key, { leaseMs: 200 }));
+      let finish!: () => void;
+      const gate = new Promise<void>((resolve) => (finish = resolve));
+      let committed = false;
+      const recording = ledger
+        .record(
+          lock,
+          observed('IN_REVIEW'),
+          () => null,
+          () => gate,
+        )
+        .then((outcome) => {
+          committed = true;
+          return outcome;
+        });
+      await new Promise((resolve) => setTimeout(resolve, 400)); // the whole lease is over
+      const taking = ledger.lock(key, { leaseMs: 10_000 }).then((result) => ({ result, afterCommit: committed }));
+      if (!oneConnection) expect((await taking).result).toBe('busy');
+      finish();
+      expect(await recording).toBe('changed');
+      const { result, afterCommit } = await taking;
+      if (oneConnection) expect(afterCommit && typeof result !== 'string' && result.entry.version === 1).toBe(true);
+      expect(await ledger.get(key)).toMatchObject({ version: 1, status: 'IN_REVIEW' });
+    });
+
+    it('a quick change whose onChange writes nothing through ctx.sql is recorded without a transaction, by one statement', async () => {
+      // Every statement sent and every transaction opened, through the pool's clients or PGlite's transactions.
+      const counted = { statements: 0, transactions: 0 };
+      const countStatement = (text: unknown) => {
+        counted.statements++;
+        if (text === 'BEGIN') counted.transactions++;
+      };
+      const watching = <T extends object>(target: T): T =>
+        new Proxy(target, {
+          get(object, property) {
+            const value = Reflect.get(object, property, object);
+            if (property === 'query' && typeof value === 'function')
+              return (text: unknown, ...rest: unknown[]) => {
+                countStatement(text);
+                return value.call(object, text, ...rest);
+              };
+            if (property === 'connect' && typeof value === 'function')
+              return (done: (error: Error | undefined, client?: object, ...rest: unknown[]) => void) =>
+                value.call(object, (error: Error | undefined, client?: object, ...rest: unknown[]) =>
+                  done(error, client && watching(client), ...rest),
+                );
+            if (property === 'transaction' && typeof value === 'function')
+              return (work: (tx: Queryable) => Promise<unknown>) => {
+                counted.transactions++;
+                return value.call(object, (tx: Queryable) => work(watching(tx)));
+              };
+            return typeof value === 'function' ? value.bind(object) : value;
+          },
+        });
+      const watched = watching(db);
+      const { schema } = await fresh();
+      const ledger = createPostgresLedger({ db: watched, schema });
+      const key: LedgerKey = { kind: 'kyc', refId: 'quick-change' };
+      await ledger.track(key, { nextCheckAt: PAST });
+      const lock = asLock(await ledger.lock(key, { leaseMs: 10_000 }));
+      const before = { ...counted };
+      let ran = 0;
+      expect(
+        await ledger.record(
+          lock,
+          observed('APPROVED'),
+          () => null,
+          async () => void ran++,
+        ),
+      ).toBe('changed');
+      expect(ran).toBe(1);
+      expect(counted).toEqual({ statements: before.statements + 1, transactions: before.transactions });
+      expect(await ledger.get(key)).toMatchObject({ version: 1, status: 'APPROVED' });
+    });
+
     it('3 claimDue at once over 50 due rows never hand out one row twice, and leave none behind', async () => {
       const { ledger } = await fresh();
       for (let i = 0; i < 50; i++)
