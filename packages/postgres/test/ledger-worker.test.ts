@@ -190,11 +190,13 @@ describe('the worker with a ledger', () => {
     expect(seen).toEqual([signed.id]);
   });
 
-  it('a read that fails (401) fails the attempt: retried with backoff, never a change recorded that did not happen', async () => {
+  it('a read that fails (401) fails the attempt: retried with backoff, logged as the observation, never a change recorded that did not happen', async () => {
     const { fake, client, inbox, deliver, pending, start } = await scene();
     const ledger = createMemoryLedger();
     const changes: string[] = [];
     const failures: unknown[] = [];
+    const warnings: string[] = [];
+    const logger = { debug() {}, info() {}, warn: (_fields: unknown, message: string) => void warnings.push(message), error() {} };
     fake.faults.inject('kyb.getCase', { kind: 'status', status: 401 }, { times: 2 });
     start(
       createInboxWorker({
@@ -204,7 +206,7 @@ describe('the worker with a ledger', () => {
         readsPerMinute: 60_000,
         retry: { baseDelayMs: 10, maxDelayMs: 20 },
         pollIntervalMs: 20,
-        logger: false,
+        logger,
         onError: (error) => failures.push(error),
         onChange: (ctx) => {
           changes.push(ctx.current);
@@ -214,6 +216,7 @@ describe('the worker with a ledger', () => {
     await deliver();
     await until(async () => (await pending()) === 0, 'the event done');
     expect(failures.map((e) => (e as { code?: string }).code)).toEqual(['authentication', 'authentication']);
+    expect(warnings).toEqual(Array(2).fill('inbox ledger observation failed; it will be retried'));
     expect(changes).toEqual(['IN_REVIEW']);
   });
 

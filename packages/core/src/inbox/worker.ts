@@ -203,7 +203,12 @@ export function createInboxWorker<Tx, LedgerTx = unknown>(options: InboxWorkerOp
   };
 
   /** Records a failed attempt: due again after a backoff, or dead-lettered once `retry.maxAttempts` is reached (or at once when `final`). */
-  const failAttempt = async (event: InboxEvent, error: unknown, span: SpanRecorder | undefined, final = false): Promise<void> => {
+  const failAttempt = async (
+    event: InboxEvent,
+    error: unknown,
+    span: SpanRecorder | undefined,
+    { final = false, what = 'onEvent' }: { final?: boolean; what?: 'onEvent' | 'ledger observation' } = {},
+  ): Promise<void> => {
     report(error, { id: event.id, stage: 'event', attempt: event.attempt });
     const retryInMs = final || event.attempt >= maxAttempts ? null : backoffDelay(event.attempt - 1, backoff);
     span?.set({ 'verikit.outcome': retryInMs === null ? 'dead_lettered' : 'retry', 'verikit.reason': errorReason(error) });
@@ -211,7 +216,7 @@ export function createInboxWorker<Tx, LedgerTx = unknown>(options: InboxWorkerOp
     const fields = { id: event.id, attempt: event.attempt, err: error };
     if (retryInMs === null)
       logger.error({ ...fields, maxAttempts }, 'inbox event failed for the last time; dead-lettered (replay it with worker.replay(id))');
-    else logger.warn({ ...fields, retryInMs: Math.round(retryInMs) }, 'inbox onEvent failed; it will be retried');
+    else logger.warn({ ...fields, retryInMs: Math.round(retryInMs) }, `inbox ${what} failed; it will be retried`);
     try {
       noteStale(await inbox.fail(event, { error: describeError(error).slice(0, 2_000), retryInMs }), event, 'fail', 'fail');
     } catch (failure) {
@@ -261,14 +266,16 @@ export function createInboxWorker<Tx, LedgerTx = unknown>(options: InboxWorkerOp
     span?.set({ 'verikit.webhook.id': event.id, 'verikit.attempt': event.attempt });
     // Leased more often than allowed: an earlier attempt died with its worker. Running it again could kill this one too.
     if (event.attempt > maxAttempts) return failAttempt(event, new InboxEventAbandonedError(event.id, event.attempt, maxAttempts), span);
+    let observed = false;
     try {
       const subject = observer === undefined ? null : identifyEvent(event);
       if (observer !== undefined && subject === null && onEvent === undefined)
-        return failAttempt(event, new UnidentifiedEventError(event.id), span, true);
-      const completion =
-        observer !== undefined && subject !== null
-          ? observeBounded(observer, event, subject).then(() => inbox.complete(event, async () => {}))
-          : inbox.complete(event, (tx) => runBounded(event, tx));
+        return failAttempt(event, new UnidentifiedEventError(event.id), span, { final: true });
+      const viaLedger = observer !== undefined && subject !== null ? { observer, subject } : undefined;
+      observed = viaLedger !== undefined;
+      const completion = viaLedger
+        ? observeBounded(viaLedger.observer, event, viaLedger.subject).then(() => inbox.complete(event, async () => {}))
+        : inbox.complete(event, (tx) => runBounded(event, tx));
       // The lease is extended while the work runs, so a slow onEvent never loses it to another worker.
       keepLeaseWhile(completion, leaseMs / 3, () => inbox.extend(event, leaseMs), {
         stale: () => noteStale('stale', event, 'extend', 'extend'),
@@ -278,7 +285,7 @@ export function createInboxWorker<Tx, LedgerTx = unknown>(options: InboxWorkerOp
       noteStale(outcome, event, 'complete', 'complete');
       span?.set({ 'verikit.outcome': outcome === 'stale' ? 'lease_lost' : 'done' });
     } catch (error) {
-      await failAttempt(event, error, span);
+      await failAttempt(event, error, span, { what: observed ? 'ledger observation' : 'onEvent' });
     }
   };
 
