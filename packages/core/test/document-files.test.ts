@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { type KybDocumentStep, kybDocumentFileSchema } from '../src/schemas/kyb.js';
 import { collectDocumentFiles, isDocumentFile } from '../src/schemas/kyb-values.js';
-import { kybDocumentFileSchema, type KybDocumentStep } from '../src/schemas/kyb.js';
 
 // Values near the file shape: each field present or not, of the right type or a wrong one.
 const anyValue = fc.oneof(fc.string(), fc.double(), fc.boolean(), fc.constant(null), fc.constant(undefined), fc.array(fc.string()));

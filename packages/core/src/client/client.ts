@@ -2,8 +2,8 @@ import { ConfigurationError, InvalidArgumentError } from '../errors.js';
 import { trackCreation } from '../ledger/tracked-create.js';
 import { buildVerificationLink, readTokenExpiry } from '../link/link.js';
 import type { KybCaseDetails, KybCreateCaseResponse, KybDocumentFile, KybFlowsResponse, SignedDocumentUrl } from '../schemas/kyb.js';
-import type { KycDecision } from '../schemas/kyc-values.js';
 import type { KycCreateSessionResponse, KycResult } from '../schemas/kyc.js';
+import type { KycDecision } from '../schemas/kyc-values.js';
 import { VERSION } from '../version.js';
 import { SignedUrlCache } from './document-cache.js';
 import { type DocumentDownload, openSignedUrl } from './download.js';
@@ -90,12 +90,14 @@ type Parsers = typeof import('./parsers.js');
 let parsers: Parsers | undefined;
 let parsersLoad: Promise<Parsers> | undefined;
 /** zod and the schemas, loaded at the first call of any client (then held): importing the package loads neither. */
-const loadParsers = (): Parsers | Promise<Parsers> =>
-  parsers ??
-  (parsersLoad ??= import('./parsers.js').then((loaded) => {
+function loadParsers(): Parsers | Promise<Parsers> {
+  if (parsers !== undefined) return parsers;
+  parsersLoad ??= import('./parsers.js').then((loaded) => {
     parsers = loaded;
     return loaded;
-  }));
+  });
+  return parsersLoad;
+}
 
 function withoutUndefined(body: Record<string, string | undefined>): Record<string, string> {
   return Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined)) as Record<string, string>;
@@ -117,7 +119,13 @@ export function createClientWithTransport(options: ClientOptions, transport: Tra
   const getDocumentUrl = async (file: DocumentRef, o?: CallOptions): Promise<SignedDocumentUrl> => {
     const path = resolveApiPath(file?.url, resolved.origin, resolved.basePath);
     return urls.get(path, async () =>
-      executor.run({ method: 'GET', path, route: '{document.url}', schema: (await loadParsers()).signedDocumentUrlSchema, signal: signal(o) }),
+      executor.run({
+        method: 'GET',
+        path,
+        route: '{document.url}',
+        schema: (await loadParsers()).signedDocumentUrlSchema,
+        signal: signal(o),
+      }),
     );
   };
 

@@ -12,8 +12,7 @@ export function isFinal(status: KybStatus): status is 'COMPLETED' | 'REJECTED' {
   return status === 'COMPLETED' || status === 'REJECTED';
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 const optional = (value: unknown, check: (v: unknown) => boolean): boolean => value === undefined || check(value);
 const isString = (value: unknown): boolean => typeof value === 'string';
 

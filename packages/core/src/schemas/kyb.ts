@@ -3,7 +3,6 @@ import { KYB_STATUSES, KYB_STEP_TYPES } from './kyb-values.js';
 import { looseObject } from './loose-object.js';
 import { openEnum } from './open-enum.js';
 
-
 const isoString = z.string();
 const jsonObject = z.record(z.string(), z.unknown());
 
