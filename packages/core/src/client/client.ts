@@ -86,17 +86,27 @@ export interface VerikitClient {
   close(): Promise<void>;
 }
 
-type Parsers = typeof import('./parsers.js');
-let parsers: Parsers | undefined;
-let parsersLoad: Promise<Parsers> | undefined;
-/** zod and the schemas, loaded at the first call of any client (then held): importing the package loads neither. */
-function loadParsers(): Parsers | Promise<Parsers> {
-  if (parsers !== undefined) return parsers;
-  parsersLoad ??= import('./parsers.js').then((loaded) => {
-    parsers = loaded;
-    return loaded;
-  });
-  return parsersLoad;
+/** What the client parses with: zod and the response schemas (client/parsers.ts). */
+export type Parsers = typeof import('./parsers.js');
+
+/**
+ * How a build hands the client its parsers: Node's imports them at the first call, so importing the
+ * package loads no zod; the Web build imports them statically, so a bundler can tree-shake zod.
+ */
+export type ParsersSource = () => Parsers | Promise<Parsers>;
+
+/** Parsers imported at the first call, then held. */
+export function lazyParsers(load: () => Promise<Parsers>): ParsersSource {
+  let parsers: Parsers | undefined;
+  let loading: Promise<Parsers> | undefined;
+  return () => {
+    if (parsers !== undefined) return parsers;
+    loading ??= load().then((loaded) => {
+      parsers = loaded;
+      return loaded;
+    });
+    return loading;
+  };
 }
 
 function withoutUndefined(body: Record<string, string | undefined>): Record<string, string> {
@@ -104,7 +114,12 @@ function withoutUndefined(body: Record<string, string | undefined>): Record<stri
 }
 
 /** Builds a client over the given transport; the public `createClient` picks the platform's transport. */
-export function createClientWithTransport(options: ClientOptions, transport: Transport, platformAgent: string): VerikitClient {
+export function createClientWithTransport(
+  options: ClientOptions,
+  transport: Transport,
+  platformAgent: string,
+  loadParsers: ParsersSource,
+): VerikitClient {
   const resolved = resolveOptions(options, platformAgent, VERSION);
   const executor = new Executor(resolved, transport);
   const tracked = trackCreation(options.ledger, options.ledgerSchedule);
