@@ -1,8 +1,9 @@
 // `pnpm bench`: every benchmark in one run. Figures, not pass/fail: the quality bars are read off this output.
-// Flags: --quick (shorter runs), --verbose (print every round), --only=sizes|verify|client|adapters|inbox|redis|ledger (one benchmark),
+// Flags: --quick (shorter runs), --verbose (print every round), --only=sizes|cold|verify|client|adapters|inbox|redis|ledger (one benchmark),
 // --control (adapters: bare route vs bare route, the method's own spread).
 import { benchAdapters } from './adapters.mjs';
 import { benchClient } from './client.mjs';
+import { benchCold } from './cold.mjs';
 import { benchInbox } from './inbox.mjs';
 import { benchLedger } from './ledger.mjs';
 import { benchRedis } from './redis.mjs';
@@ -15,6 +16,7 @@ const control = process.argv.includes('--control');
 const only = process.argv.find((arg) => arg.startsWith('--only='))?.slice('--only='.length);
 const selected = (name) => only === undefined || only === name;
 if (selected('sizes')) await benchSizes();
+if (selected('cold')) await benchCold({ verbose, ...(quick ? { rounds: 5 } : {}) });
 if (selected('verify')) await benchVerify({ verbose, ...(quick ? { durationMs: 300, rounds: 3 } : {}) });
 if (selected('client')) await benchClient({ verbose, ...(quick ? { durationMs: 400, rounds: 5 } : {}) });
 if (selected('adapters')) {

@@ -1,5 +1,6 @@
 import { createClientWithTransport, type VerikitClient } from './client/client.js';
 import { type ClientOptions, clientOptionsFromEnv, withVariableNames } from './client/options.js';
+import * as parsers from './client/parsers.js';
 import { createFetchTransport } from './client/transport-fetch.js';
 import type { AdapterInfo, VerikitRoutes, VerikitRoutesOptions } from './routes.js';
 import { TimerDeadlines } from './util/deadlines.js';
@@ -27,7 +28,8 @@ export interface NodeClientOptions extends ClientOptions {}
  * const client = createClient({ apiKey: env.VERIKIT_API_KEY, baseUrl: 'https://api.example' });
  */
 export function createClient(options: ClientOptions): VerikitClient {
-  return createClientWithTransport(options, createFetchTransport(options?.fetch), runtimeName());
+  // Imported statically: a bundler keeps them only where createClient is used, and tree-shakes zod.
+  return createClientWithTransport(options, createFetchTransport(options?.fetch), runtimeName(), () => parsers);
 }
 
 /** Creates a client from `VERIKIT_*` variables; pass the env record where there is no `process.env` (Workers). */

@@ -1,4 +1,4 @@
-import { createClientWithTransport, type VerikitClient } from './client/client.js';
+import { createClientWithTransport, lazyParsers, type VerikitClient } from './client/client.js';
 import { type ClientOptions, clientOptionsFromEnv, withVariableNames } from './client/options.js';
 import { createFetchTransport } from './client/transport-fetch.js';
 import { createNodeTransport, type UndiciTransportOptions } from './client/transport-undici.js';
@@ -15,6 +15,9 @@ import type { VerifiedDelivery, WebhookVerifier, WebhookVerifierOptions } from '
 export * from './shared.js';
 export type { VerifyWebhookInput } from './webhook/api.js';
 export type { FetchWebhookHandler, FetchWebhookOptions } from './webhook/fetch-handler.js';
+
+// zod and the schemas load at a client's first call: a process that only receives webhooks never loads them.
+const parsers = lazyParsers(() => import('./client/parsers.js'));
 
 // One interval sweeps every deadline of a route on Node, where a timer per request costs (bench/adapters.mjs).
 const webhooks = webhookApi(nodeHmac, (lengthMs) => new DeadlineSweeper(lengthMs));
@@ -37,7 +40,7 @@ export function createClient(options: NodeClientOptions): VerikitClient {
           connections: options?.connections,
           keepAliveTimeoutMs: options?.keepAliveTimeoutMs,
         });
-  return createClientWithTransport(options, transport, runtimeName());
+  return createClientWithTransport(options, transport, runtimeName(), parsers);
 }
 
 /** Creates a client from `VERIKIT_API_KEY`, `VERIKIT_BASE_URL`, and optionally `VERIKIT_WEB_URL`, `VERIKIT_PUBLIC_KEY`, `VERIKIT_ENVIRONMENT`. */

@@ -108,8 +108,31 @@ export {
   type WebhookRoute,
   type WebhookRouteOptions,
 } from './routes.js';
-export * from './schemas/kyb.js';
-export * from './schemas/kyc.js';
+// Types only: the zod schemas behind them are in `@verikit/core/schemas`, so that this entry loads no zod.
+export type {
+  AmlSummary,
+  KybAddressStep,
+  KybCaseDetails,
+  KybCreateCaseResponse,
+  KybDocumentFile,
+  KybDocumentStep,
+  KybEnrichment,
+  KybField,
+  KybFlowsResponse,
+  KybFormStep,
+  KybOtherStep,
+  KybRelatedBusinessesStep,
+  KybStatus,
+  KybStep,
+  KybUboStep,
+  KybUnknownStepType,
+  ReopenEntry,
+  SignedDocumentUrl,
+  WebsiteAnalysis,
+} from './schemas/kyb.js';
+export { collectDocumentFiles, isFinal, KYB_STATUSES, KYB_STEP_TYPES } from './schemas/kyb-values.js';
+export type { KycCreateSessionResponse, KycResult } from './schemas/kyc.js';
+export { createKycStatusClassifier, type KycDecision, type KycStatusClassifierOptions } from './schemas/kyc-values.js';
 export type { OpenEnum } from './schemas/open-enum.js';
 export { MemoryIdempotencyStore, type MemoryIdempotencyStoreOptions } from './store/memory.js';
 export {

@@ -6,14 +6,15 @@ import * as nodeBuild from '../src/index.node.js';
 
 publishedPackageSuite(new URL('..', import.meta.url), { exports: nodeBuild, entryPoints: ['createClient', 'createWebhookHandler'] });
 
-/** Every module of the ESM build reached from `entry` by its relative imports. */
-function modulesReachedFrom(entry: URL): URL[] {
+/** Every module of the ESM build reached from `entry` by its relative imports (static ones only, when `dynamic` is false). */
+function modulesReachedFrom(entry: URL, { dynamic = true } = {}): URL[] {
   const seen = new Map<string, URL>();
+  const imports = dynamic ? /(?:from|import)\s*\(?\s*['"](\.{1,2}\/[^'"]+)['"]/g : /(?:from|import)\s*['"](\.{1,2}\/[^'"]+)['"]/g;
   const visit = (url: URL) => {
     if (seen.has(url.href)) return;
     seen.set(url.href, url);
     const code = readFileSync(url, 'utf8');
-    for (const match of code.matchAll(/(?:from|import)\s*\(?\s*['"](\.{1,2}\/[^'"]+)['"]/g)) visit(new URL(match[1] as string, url));
+    for (const match of code.matchAll(imports)) visit(new URL(match[1] as string, url));
   };
   visit(entry);
   return [...seen.values()];
@@ -37,12 +38,22 @@ describe('the two builds', () => {
     // The verifier and handler modules import nothing from the client's schemas, which alone import zod.
     const zodImporters = reached.filter((path) => /from\s+['"]zod(\/[\w/]+)?['"]/.test(readFileSync(path, 'utf8')));
     expect(zodImporters.map((path) => path.replace(/.*dist\/esm\//, '')).sort()).toEqual([
-      'client/client.js',
+      'client/parsers.js',
       'schemas/kyb.js',
       'schemas/kyc.js',
       'schemas/loose-object.js',
       'schemas/open-enum.js',
     ]);
+  });
+
+  it("Node's ESM entry loads neither zod nor undici with the package: only the client's first call imports them", () => {
+    const entry = new URL('../dist/node.js', import.meta.url);
+    const importsZod = (url: URL) => /\bfrom\s*['"]zod/.test(readFileSync(url, 'utf8'));
+    const loaded = modulesReachedFrom(entry, { dynamic: false });
+    expect(loaded.filter((url) => importsZod(url) || /\bfrom\s*['"]undici/.test(readFileSync(url, 'utf8')))).toEqual([]);
+    // The client's parsers are the chunk that imports zod, reached by a dynamic import alone.
+    const onFirstCall = modulesReachedFrom(entry).filter((url) => !loaded.some((l) => l.href === url.href));
+    expect(onFirstCall.filter(importsZod).map((url) => url.pathname.replace(/.*dist\/|-\w+\.js$/g, ''))).toEqual(['parsers']);
   });
 
   it('both builds export the same names', () => {

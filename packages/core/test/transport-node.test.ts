@@ -39,6 +39,21 @@ describe('the Node build transport', () => {
     await transport.close();
   });
 
+  it('loads undici at the first request, not with the client, and closes without loading it when never used', async () => {
+    let loads = 0;
+    const counted = () => {
+      loads++;
+      return loadUndici();
+    };
+    const unused = createNodeTransport({}, counted);
+    await unused.close();
+    const used = createNodeTransport({}, counted);
+    expect(loads).toBe(0);
+    const [first, second] = await Promise.all([used.request(get()), used.request(get())]);
+    expect([first.status, second.status, loads]).toEqual([200, 200, 1]);
+    await used.close();
+  });
+
   it("uses the integrator's dispatcher without loading undici, and does not close it", async () => {
     const dispatcher = new Agent();
     const transport = createNodeTransport({ dispatcher }, () => {

@@ -4,14 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import {
-  clientFromEnv,
-  createWebhookHandler,
-  createWebhookVerifier,
-  KYB_STATUSES,
-  kybCaseDetailsSchema,
-  kycResultSchema,
-} from '@verikit/core';
+import { clientFromEnv, createWebhookHandler, createWebhookVerifier, KYB_STATUSES } from '@verikit/core';
+import { kybCaseDetailsSchema, kycResultSchema } from '@verikit/core/schemas';
 import { describe, expect, it } from 'vitest';
 import { startProcess } from '../../../test-support/processes.js';
 import { FakeIdempotencyStore, kybCaseDetailsFixture, kycResultFixture, signWebhook, webhookEventFixture } from '../src/index.js';

@@ -1,25 +1,9 @@
-import * as z from 'zod/mini';
 import { ConfigurationError, InvalidArgumentError } from '../errors.js';
 import { trackCreation } from '../ledger/tracked-create.js';
 import { buildVerificationLink, readTokenExpiry } from '../link/link.js';
-import {
-  type KybCaseDetails,
-  type KybCreateCaseResponse,
-  type KybDocumentFile,
-  type KybFlowsResponse,
-  kybCaseDetailsSchema,
-  kybCreateCaseResponseSchema,
-  kybFlowsResponseSchema,
-  type SignedDocumentUrl,
-  signedDocumentUrlSchema,
-} from '../schemas/kyb.js';
-import {
-  type KycCreateSessionResponse,
-  type KycDecision,
-  type KycResult,
-  kycCreateSessionResponseSchema,
-  kycResultSchema,
-} from '../schemas/kyc.js';
+import type { KybCaseDetails, KybCreateCaseResponse, KybDocumentFile, KybFlowsResponse, SignedDocumentUrl } from '../schemas/kyb.js';
+import type { KycCreateSessionResponse, KycResult } from '../schemas/kyc.js';
+import type { KycDecision } from '../schemas/kyc-values.js';
 import { VERSION } from '../version.js';
 import { SignedUrlCache } from './document-cache.js';
 import { type DocumentDownload, openSignedUrl } from './download.js';
@@ -102,25 +86,27 @@ export interface VerikitClient {
   close(): Promise<void>;
 }
 
-const nonEmpty = z.string().check(z.minLength(1));
-const createCaseInput = z.strictObject({
-  refId: nonEmpty,
-  flow: z.optional(nonEmpty),
-  country: z.optional(nonEmpty),
-  countryState: z.optional(nonEmpty),
-});
-const createSessionInput = z.strictObject({ refId: nonEmpty, flowId: z.optional(nonEmpty) });
+/** What the client parses with: zod and the response schemas (client/parsers.ts). */
+export type Parsers = typeof import('./parsers.js');
 
-function checkInput<T>(schema: z.ZodMiniType<T>, input: unknown, what: string): T {
-  const result = schema.safeParse(input);
-  if (result.success) return result.data;
-  const issue = result.error.issues[0];
-  if (issue?.code === 'unrecognized_keys') {
-    throw new InvalidArgumentError(
-      `${what}: ${issue.keys.join(', ')} not accepted by the service (business details are collected in the hosted flow)`,
-    );
-  }
-  throw new InvalidArgumentError(`${what}: ${issue?.path.join('.') || 'input'} ${issue?.message ?? 'is invalid'}`);
+/**
+ * How a build hands the client its parsers: Node's imports them at the first call, so importing the
+ * package loads no zod; the Web build imports them statically, so a bundler can tree-shake zod.
+ */
+export type ParsersSource = () => Parsers | Promise<Parsers>;
+
+/** Parsers imported at the first call, then held. */
+export function lazyParsers(load: () => Promise<Parsers>): ParsersSource {
+  let parsers: Parsers | undefined;
+  let loading: Promise<Parsers> | undefined;
+  return () => {
+    if (parsers !== undefined) return parsers;
+    loading ??= load().then((loaded) => {
+      parsers = loaded;
+      return loaded;
+    });
+    return loading;
+  };
 }
 
 function withoutUndefined(body: Record<string, string | undefined>): Record<string, string> {
@@ -128,7 +114,12 @@ function withoutUndefined(body: Record<string, string | undefined>): Record<stri
 }
 
 /** Builds a client over the given transport; the public `createClient` picks the platform's transport. */
-export function createClientWithTransport(options: ClientOptions, transport: Transport, platformAgent: string): VerikitClient {
+export function createClientWithTransport(
+  options: ClientOptions,
+  transport: Transport,
+  platformAgent: string,
+  loadParsers: ParsersSource,
+): VerikitClient {
   const resolved = resolveOptions(options, platformAgent, VERSION);
   const executor = new Executor(resolved, transport);
   const tracked = trackCreation(options.ledger, options.ledgerSchedule);
@@ -142,14 +133,21 @@ export function createClientWithTransport(options: ClientOptions, transport: Tra
 
   const getDocumentUrl = async (file: DocumentRef, o?: CallOptions): Promise<SignedDocumentUrl> => {
     const path = resolveApiPath(file?.url, resolved.origin, resolved.basePath);
-    return urls.get(path, () =>
-      executor.run({ method: 'GET', path, route: '{document.url}', schema: signedDocumentUrlSchema, signal: signal(o) }),
+    return urls.get(path, async () =>
+      executor.run({
+        method: 'GET',
+        path,
+        route: '{document.url}',
+        schema: (await loadParsers()).signedDocumentUrlSchema,
+        signal: signal(o),
+      }),
     );
   };
 
   const kyb: KybApi = {
     async createCase(input, o) {
-      const body = checkInput(createCaseInput, input, 'kyb.createCase');
+      const { checkCreateCaseInput, kybCreateCaseResponseSchema } = await loadParsers();
+      const body = checkCreateCaseInput(input);
       return tracked({ kind: 'kyb', refId: body.refId }, () =>
         executor.run({
           method: 'POST',
@@ -162,6 +160,7 @@ export function createClientWithTransport(options: ClientOptions, transport: Tra
       );
     },
     async getCase(refId, o) {
+      const { kybCaseDetailsSchema } = await loadParsers();
       return executor.run({
         method: 'GET',
         path: `/kyb/case/${encodeSegment('refId', refId)}/details`,
@@ -192,9 +191,11 @@ export function createClientWithTransport(options: ClientOptions, transport: Tra
       }
     },
     async listFlows(o) {
+      const { kybFlowsResponseSchema } = await loadParsers();
       return executor.run({ method: 'GET', path: '/kyb/flows', route: '/kyb/flows', schema: kybFlowsResponseSchema, signal: signal(o) });
     },
     async defaultFlows(o) {
+      const { kybFlowsResponseSchema } = await loadParsers();
       return executor.run({
         method: 'GET',
         path: '/kyb/flows/default',
@@ -207,7 +208,8 @@ export function createClientWithTransport(options: ClientOptions, transport: Tra
 
   const kyc: KycApi = {
     async createSession(input, o) {
-      const body = checkInput(createSessionInput, input, 'kyc.createSession');
+      const { checkCreateSessionInput, kycCreateSessionResponseSchema } = await loadParsers();
+      const body = checkCreateSessionInput(input);
       const path = '/v2/sessions';
       const created = await tracked({ kind: 'kyc', refId: body.refId }, () =>
         executor.run({
@@ -230,6 +232,7 @@ export function createClientWithTransport(options: ClientOptions, transport: Tra
       return created;
     },
     async getResult(refId, o) {
+      const { kycResultSchema } = await loadParsers();
       return executor.run({
         method: 'GET',
         path: `/v2/users/${encodeSegment('refId', refId)}`,

@@ -1,7 +1,7 @@
 import { ConfigurationError } from '../errors.js';
 import type { LedgerEngine } from '../ledger/ledger.js';
 import type { ReconcileScheduleOptions } from '../ledger/schedule.js';
-import { createKycStatusClassifier, type KycDecision } from '../schemas/kyc.js';
+import { createKycStatusClassifier, type KycDecision } from '../schemas/kyc-values.js';
 import { resolveTracing, type TelemetryOption, TRACER_SCOPE, type Tracing } from '../telemetry/tracing.js';
 import { type Logger, resolveLogger } from '../util/logger.js';
 import type { VerikitClient } from './client.js';

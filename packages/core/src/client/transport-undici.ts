@@ -171,24 +171,30 @@ export function createNodeTransport(
 ): Transport {
   if (options.dispatcher !== undefined) return createUndiciTransport(options.dispatcher, false);
   let chosen: Transport | undefined;
-  const ready = load().then((undici) => {
-    chosen =
-      undici === null
-        ? createFetchTransport()
-        : createUndiciTransport(
-            new undici.Agent({
-              connections: options.connections ?? 32,
-              keepAliveTimeout: options.keepAliveTimeoutMs ?? 10_000,
-              keepAliveMaxTimeout: 60_000,
-            }),
-            true,
-          );
-    return chosen;
-  });
+  let ready: Promise<Transport> | undefined;
+  // At the first request, not with the client: a process that builds a client but never calls it
+  // (a webhook route kept for `ctx.fetchResult()`, say) does not load undici at start.
+  const choose = (): Promise<Transport> =>
+    (ready ??= load().then((undici) => {
+      chosen =
+        undici === null
+          ? createFetchTransport()
+          : createUndiciTransport(
+              new undici.Agent({
+                connections: options.connections ?? 32,
+                keepAliveTimeout: options.keepAliveTimeoutMs ?? 10_000,
+                keepAliveMaxTimeout: 60_000,
+              }),
+              true,
+            );
+      return chosen;
+    }));
   // Once chosen, calls go straight through: no promise per request for the choice.
   return {
-    request: (request) => (chosen ? chosen.request(request) : ready.then((t) => t.request(request))),
-    open: (request) => (chosen ? chosen.open(request) : ready.then((t) => t.open(request))),
-    close: () => ready.then((t) => t.close()),
+    request: (request) => (chosen ? chosen.request(request) : choose().then((t) => t.request(request))),
+    open: (request) => (chosen ? chosen.open(request) : choose().then((t) => t.open(request))),
+    close: async () => {
+      if (ready !== undefined) await (await ready).close();
+    },
   };
 }

@@ -1,5 +1,7 @@
-import { isFinal, type KybCaseDetails } from '../schemas/kyb.js';
-import type { KycDecision, KycResult } from '../schemas/kyc.js';
+import type { KybCaseDetails } from '../schemas/kyb.js';
+import { isFinal } from '../schemas/kyb-values.js';
+import type { KycResult } from '../schemas/kyc.js';
+import type { KycDecision } from '../schemas/kyc-values.js';
 import type { Observation } from './ledger.js';
 
 /** The authoritative result of a verification, by kind. */

@@ -1,11 +1,7 @@
 import * as z from 'zod/mini';
+import { KYB_STATUSES, KYB_STEP_TYPES } from './kyb-values.js';
 import { looseObject } from './loose-object.js';
 import { openEnum } from './open-enum.js';
-
-/** KYB case statuses documented in spec 2.2. */
-export const KYB_STATUSES = ['NOT_STARTED', 'IN_PROGRESS', 'IN_REVIEW', 'COMPLETED', 'REJECTED'] as const;
-/** KYB step types documented in spec 2.4. */
-export const KYB_STEP_TYPES = ['form', 'address', 'document', 'ubo', 'relatedBusinesses'] as const;
 
 const isoString = z.string();
 const jsonObject = z.record(z.string(), z.unknown());
@@ -14,11 +10,6 @@ const jsonObject = z.record(z.string(), z.unknown());
 export const kybStatusSchema = openEnum(KYB_STATUSES);
 /** A KYB case status. */
 export type KybStatus = z.infer<typeof kybStatusSchema>;
-
-/** Whether a KYB status is final: results are read once a case is `COMPLETED` or `REJECTED`. */
-export function isFinal(status: KybStatus): status is 'COMPLETED' | 'REJECTED' {
-  return status === 'COMPLETED' || status === 'REJECTED';
-}
 
 /** Schema of the KYB case-creation response (spec 2.1). */
 export const kybCreateCaseResponseSchema = looseObject({
@@ -233,25 +224,3 @@ export type KybCaseDetails = z.infer<typeof kybCaseDetailsSchema>;
 export const kybFlowsResponseSchema = z.unknown();
 /** The (undocumented) JSON of `GET /kyb/flows` or `GET /kyb/flows/default`. */
 export type KybFlowsResponse = unknown;
-
-/**
- * Every resolved file inside a document step's `documents` and `additionalFiles`. The slot
- * structure is not documented, so this walks it and keeps whatever matches the file shape.
- */
-export function collectDocumentFiles(step: KybDocumentStep): KybDocumentFile[] {
-  const found: KybDocumentFile[] = [];
-  const seen = new Set<unknown>();
-  const walk = (value: unknown, depth: number): void => {
-    if (depth > 6 || value === null || typeof value !== 'object' || seen.has(value)) return;
-    seen.add(value);
-    const asFile = kybDocumentFileSchema.safeParse(value);
-    if (asFile.success) {
-      found.push(asFile.data);
-      return;
-    }
-    for (const child of Array.isArray(value) ? value : Object.values(value)) walk(child, depth + 1);
-  };
-  walk(step.documents, 0);
-  walk(step.additionalFiles, 0);
-  return found;
-}
