@@ -138,7 +138,11 @@ async function acceptRoute(options) {
 
 /** Runs the inbox benchmarks and prints their figures. */
 export async function benchInbox({ events = 5_000, concurrency = 8, rounds = 5, rate = 500, seconds = 10, accept = {} } = {}) {
-  await acceptRoute(accept);
+  const accepted = await acceptRoute(accept);
+  for (const [key, r] of Object.entries(accepted)) {
+    // CPU per request (medians over rounds), bare / verikit: the figure the bar is set on.
+    console.log(`inbox accept postgres ${key.split('/')[0]}: ${(r.bareCpu / r.verikitCpu).toFixed(2)}x CPU (bar >= 0.95x)`);
+  }
   console.log(
     `inbox (PostgreSQL at ${new globalThis.URL(URL).host}): worker drain of ${fmt(events)} no-op events, concurrency ${concurrency}, vs graphile-worker, median of ${rounds} alternating rounds:`,
   );

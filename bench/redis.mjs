@@ -90,7 +90,11 @@ export async function benchRedis({
 } = {}) {
   const namespace = `verikit-bench-accept-${Date.now().toString(36)}`;
   try {
-    await benchAdapters({ handlerKinds: ['redis-inbox'], serverArgs: [URL, namespace], ...accept });
+    const accepted = await benchAdapters({ handlerKinds: ['redis-inbox'], serverArgs: [URL, namespace], ...accept });
+    for (const [key, r] of Object.entries(accepted)) {
+      // CPU per request (medians over rounds), bare / verikit: the figure the bar is set on.
+      console.log(`inbox accept redis ${key.split('/')[0]}: ${(r.bareCpu / r.verikitCpu).toFixed(2)}x CPU (bar >= 0.95x)`);
+    }
   } finally {
     const redis = new Redis(URL);
     await cleanup(redis, `{${namespace}`);

@@ -172,10 +172,14 @@ export function createRedisInbox(options: RedisInboxOptions): RedisInbox {
 
     async accept(delivery: InboxDelivery): Promise<AcceptResult> {
       const data: EventData = { id: delivery.id, timestamp: delivery.timestamp, body: delivery.body };
-      const adding = persistence.before(async () => {
-        // A repeat of a delivery accepted by versions up to 0.1, under another job id: still a repeat.
-        if ((await legacyJob(delivery.id)) === undefined) await queue.add('event', data, { jobId: jobIdFor(delivery.id) });
-      });
+      const add = () => queue.add('event', data, { jobId: jobIdFor(delivery.id) });
+      // A repeat of a delivery accepted by versions up to 0.1, under another job id: still a repeat. Svix's
+      // ids had no other id then, so they go straight to the add, without a lookup's hop on the hot path.
+      const adding = persistence.before(() =>
+        legacyJobIdFor(delivery.id) === undefined
+          ? add()
+          : legacyJob(delivery.id).then((legacy) => (legacy === undefined ? add() : legacy)),
+      );
       await withTimeout(adding, timeoutMs, 'the accept');
       // BullMQ's add does not say whether the id was new: a repeat is answered the same, and changes nothing.
       return 'accepted';
