@@ -15,13 +15,12 @@ import { benchVerify } from './verify.mjs';
 const quick = process.argv.includes('--quick');
 const verbose = process.argv.includes('--verbose');
 const control = process.argv.includes('--control');
-const valueOf = (flag) => process.argv.find((arg) => arg.startsWith(`--${flag}=`))?.slice(flag.length + 3);
-const frameworks = valueOf('frameworks')?.split(',');
-const rounds = valueOf('rounds') === undefined ? undefined : Number(valueOf('rounds'));
-const only = valueOf('only');
+const flagValue = (flag) => process.argv.find((arg) => arg.startsWith(`--${flag}=`))?.slice(flag.length + 3);
+const frameworks = flagValue('frameworks')?.split(',');
+const rounds = flagValue('rounds') === undefined ? undefined : Number(flagValue('rounds'));
+const only = flagValue('only');
 const jsonFlag = process.argv.indexOf('--json');
-const jsonFile =
-  valueOf('json') ?? (jsonFlag > 0 ? process.argv[jsonFlag + 1] : undefined);
+const jsonFile = flagValue('json') ?? (jsonFlag > 0 ? process.argv[jsonFlag + 1] : undefined);
 if (jsonFlag > 0 && (jsonFile === undefined || jsonFile.startsWith('--'))) throw new Error('--json needs a file: --json=<file>');
 const selected = (name) => only === undefined || only === name;
 if (selected('sizes')) await benchSizes();

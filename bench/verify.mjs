@@ -86,7 +86,12 @@ export async function benchVerify({ durationMs = 700, rounds = 5, verbose = fals
       bar: { min: 0.5 },
     });
     // Both parse the body: the like-for-like comparison.
-    report({ name: `${prefix}/verikit-parse-vs-svix`, label: 'verikit+parse / svix', value: m['verikit + JSON.parse'] / m['svix Webhook.verify'], unit: 'x' });
+    report({
+      name: `${prefix}/verikit-parse-vs-svix`,
+      label: 'verikit+parse / svix',
+      value: m['verikit + JSON.parse'] / m['svix Webhook.verify'],
+      unit: 'x',
+    });
   }
   return results;
 }

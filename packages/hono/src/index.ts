@@ -30,7 +30,8 @@ type Delivery = { headers: WebhookHeaders; body: WebhookBodySource };
  */
 async function delivery(c: Context): Promise<Delivery> {
   // Hono keeps what a middleware read through c.req and hands the same bytes out again.
-  if (Object.keys(c.req.bodyCache).length > 0) return { headers: c.req.raw.headers, body: { kind: 'bytes', bytes: await c.req.arrayBuffer() } };
+  if (Object.keys(c.req.bodyCache).length > 0)
+    return { headers: c.req.raw.headers, body: { kind: 'bytes', bytes: await c.req.arrayBuffer() } };
   // On Node, c.req.raw is a stand-in that builds a full Request and web stream on first use of its
   // body (or bodyUsed): the Node request, read directly, serves the same bytes for far less.
   const incoming = unreadNodeRequest((c.env as { incoming?: unknown } | undefined)?.incoming);
