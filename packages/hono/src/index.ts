@@ -5,7 +5,6 @@ import {
   type VerikitRoutes,
   type VerikitRoutesOptions,
   type WebhookBodySource,
-  type WebhookHeaders,
 } from '@verikit/core';
 import type { Context, Hono } from 'hono';
 // The smallest router: mounted with app.route(), the sub-app's routes move into the host's router;
@@ -21,23 +20,12 @@ const RAW_BODY_FIX =
 const respond = (answer: { status: number; headers: Record<string, string>; body: string }) =>
   new Response(answer.body === '' ? null : answer.body, { status: answer.status, headers: answer.headers });
 
-/** A delivery's headers and where its raw body is, as {@link WebhookArrival} takes them. */
-type Delivery = { headers: WebhookHeaders; body: WebhookBodySource };
-
-/**
- * Where the raw body is: kept by Hono for an earlier `c.req.*()` read, still unread on the Node
- * request (`@hono/node-server`), used up by a raw read, or still on the wire of the Web request.
- */
-async function delivery(c: Context): Promise<Delivery> {
+/** Where the raw body is: kept by Hono for an earlier `c.req.*()` read, used up by a raw read, or still on the wire. */
+async function bodySource(c: Context): Promise<WebhookBodySource> {
   // Hono keeps what a middleware read through c.req and hands the same bytes out again.
-  if (Object.keys(c.req.bodyCache).length > 0)
-    return { headers: c.req.raw.headers, body: { kind: 'bytes', bytes: await c.req.arrayBuffer() } };
-  // On Node, c.req.raw is a stand-in that builds a full Request and web stream on first use of its
-  // body (or bodyUsed): the Node request, read directly, serves the same bytes for far less.
-  const incoming = unreadNodeRequest((c.env as { incoming?: unknown } | undefined)?.incoming);
-  if (incoming) return { headers: incoming.headers, body: { kind: 'stream', stream: incoming } };
-  if (c.req.raw.bodyUsed) return { headers: c.req.raw.headers, body: { kind: 'consumed' } };
-  return { headers: c.req.raw.headers, body: { kind: 'stream', stream: c.req.raw.body } };
+  if (Object.keys(c.req.bodyCache).length > 0) return { kind: 'bytes', bytes: await c.req.arrayBuffer() };
+  if (c.req.raw.bodyUsed) return { kind: 'consumed' };
+  return { kind: 'stream', stream: c.req.raw.body };
 }
 
 /**
@@ -75,8 +63,17 @@ export function verikitApp(options: VerikitAppOptions): Hono {
   app.all('/webhook', async (c) => {
     const webhook = routesFor(c).webhook;
     if (!webhook) return c.notFound();
-    const { headers, body } = await delivery(c);
-    return respond(await webhook.receive({ method: c.req.method, headers, body, waitUntil: waitUntilOf(c) }));
+    // On Node, c.req.raw is a stand-in that builds a full Request and web stream on first use of its
+    // body (or bodyUsed): the Node request, while nothing has read it, gives the same bytes for far less.
+    const incoming = unreadNodeRequest((c.env as { incoming?: unknown } | undefined)?.incoming);
+    return respond(
+      await webhook.receive({
+        method: c.req.method,
+        headers: incoming?.headers ?? c.req.raw.headers,
+        body: incoming ? { kind: 'stream', stream: incoming } : await bodySource(c),
+        waitUntil: waitUntilOf(c),
+      }),
+    );
   });
   const invite = (pick: (r: VerikitRoutes<Context>) => InviteHandler<Context> | undefined) => async (c: Context) => {
     const handle = pick(routesFor(c));

@@ -14,31 +14,6 @@ export interface NodeReadableLike {
   readonly destroyed?: boolean;
 }
 
-/** A Node request (`IncomingMessage`) as a Web-style framework on Node may expose it beside its `Request`. */
-export interface NodeRequestLike extends NodeReadableLike {
-  readonly headers: Record<string, string | string[] | undefined>;
-  /** `null` until something starts reading the body (a `data` listener, `resume()`, a pipe). */
-  readonly readableFlowing: boolean | null;
-}
-
-/**
- * The Node request behind a Web-style framework (`c.env.incoming` on `@hono/node-server`), when
- * nothing has begun reading its body; otherwise undefined. Reading it directly skips the `Request`
- * and web stream such a framework builds for a body read through its Web API, which cost several
- * times the webhook route's own work per delivery there (bench/adapters.mjs).
- */
-export function unreadNodeRequest(value: unknown): NodeRequestLike | undefined {
-  if (value === null || typeof value !== 'object') return undefined;
-  const request = value as Partial<NodeRequestLike>;
-  const isNodeRequest =
-    typeof request.on === 'function' &&
-    typeof request.pause === 'function' &&
-    typeof request.headers === 'object' &&
-    request.headers !== null &&
-    request.readableFlowing === null;
-  return isNodeRequest && !request.readableEnded && !request.destroyed ? (request as NodeRequestLike) : undefined;
-}
-
 /** A raw request body still to be read: a Web stream (Hono, Workers) or a Node stream (Express, Fastify). */
 export type BodyStream = ReadableStream<Uint8Array> | NodeReadableLike;
 
