@@ -1,46 +1,51 @@
 // One framework's host app in its own process: the verikit webhook route at /verikit/webhook and a
-// bare route at /bare/webhook that verifies by hand with node:crypto and answers 204. The parent
-// asks for this process's CPU time over IPC, to print CPU per request beside the throughput.
+// bare route at /bare/webhook that verifies by hand with node:crypto, dedupes and answers 204. The
+// parent asks for this process's CPU time over IPC, to compare CPU per request.
+// Args: framework, secret, handler kind, mount, then the kind's own. Mount `both` serves both
+// routes; `bare` serves only the bare route and loads nothing of verikit: the minimal app of the
+// framework, against which the bench checks that its host's bare route is not slowed by the host.
+// Only the framework in use (and the store of an inbox kind) is loaded: a host that loaded every
+// framework, driver and verikit package had a larger heap and a longer warm-up than any real app.
 // Kind `inbox` (args: database URL, schema): verikit's route stores and queues into a PostgreSQL
 // inbox, and the bare route, after verifying, runs INSERT ... ON CONFLICT DO NOTHING on the same pool.
 // Kind `redis-inbox` (args: Redis URL, key prefix): verikit's route adds to a BullMQ inbox, and the
 // bare route, after verifying, adds a BullMQ job with jobId = svix-id on the same client.
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { serve } from '@hono/node-server';
-import { MemoryIdempotencyStore } from '@verikit/core';
-import { verikitRouter } from '@verikit/express';
-import { verikitPlugin } from '@verikit/fastify';
-import { verikitApp } from '@verikit/hono';
-import { createPostgresInbox } from '@verikit/postgres';
-import { createRedisInbox } from '@verikit/redis';
-import { Queue } from 'bullmq';
-import express from 'express';
-import Fastify from 'fastify';
-import { Hono } from 'hono';
-import { Redis } from 'ioredis';
-import pg from 'pg';
 
-const [framework, secret, handlerKind, serverUrl, namespace] = process.argv.slice(2);
+const [framework, secret, handlerKind, mount, serverUrl, namespace] = process.argv.slice(2);
 const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
+const withVerikit = mount === 'both';
 
 /** What the bare route does with a verified delivery in inbox mode: store it (nothing in the inline kinds). */
 let bareStore;
+/** verikit's route options, when this process mounts verikit. */
 let options;
 if (handlerKind === 'inbox') {
+  const { default: pg } = await import('pg');
   const schema = namespace;
   const pool = new pg.Pool({ connectionString: serverUrl, max: 24 });
-  const inbox = createPostgresInbox({ db: pool, schema, pruneIntervalMs: 0 });
-  await inbox.migrate();
+  if (withVerikit) {
+    const { createPostgresInbox } = await import('@verikit/postgres');
+    const inbox = createPostgresInbox({ db: pool, schema, pruneIntervalMs: 0 });
+    await inbox.migrate();
+    options = { webhook: { secret, inbox } };
+  }
+  await pool.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
   await pool.query(
     `CREATE TABLE IF NOT EXISTS "${schema}".bare_inbox (id text PRIMARY KEY, payload text NOT NULL, svix_timestamp bigint NOT NULL)`,
   );
   // What a team would write by hand: one insert keyed by svix-id, a repeat a no-op.
   const insert = `INSERT INTO "${schema}".bare_inbox (id, payload, svix_timestamp) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING`;
   bareStore = (header, body) => pool.query(insert, [header('svix-id'), body.toString('utf8'), Number(header('svix-timestamp'))]);
-  options = { webhook: { secret, inbox } };
 } else if (handlerKind === 'redis-inbox') {
+  const { Redis } = await import('ioredis');
+  const { Queue } = await import('bullmq');
   const redis = new Redis(serverUrl);
-  const inbox = createRedisInbox({ redis, prefix: `{${namespace}-verikit-${process.pid}}`, persistence: 'ignore' });
+  if (withVerikit) {
+    const { createRedisInbox } = await import('@verikit/redis');
+    const inbox = createRedisInbox({ redis, prefix: `{${namespace}-verikit-${process.pid}}`, persistence: 'ignore' });
+    options = { webhook: { secret, inbox } };
+  }
   // What a team would write by hand: BullMQ's add, keyed by svix-id, a repeat a no-op.
   const queue = new Queue('bare-inbox', { connection: redis, prefix: `{${namespace}-bare-${process.pid}}` });
   bareStore = (header, body) =>
@@ -49,8 +54,8 @@ if (handlerKind === 'inbox') {
       { id: header('svix-id'), timestamp: Number(header('svix-timestamp')), body: body.toString('utf8') },
       { jobId: header('svix-id') },
     );
-  options = { webhook: { secret, inbox } };
-} else {
+} else if (withVerikit) {
+  const { MemoryIdempotencyStore } = await import('@verikit/core');
   // The integrator's work is a no-op either way: the benchmark measures the route, not the work.
   const onEvent = handlerKind === 'async' ? async () => {} : () => {};
   // Every delivery is unique, at some 20,000 a second: with the default 7-day retention the store would
@@ -60,7 +65,11 @@ if (handlerKind === 'inbox') {
   options = { webhook: { secret, store, onEvent } };
 }
 
-/** The hand-written check a team would write without verikit: HMAC, compare, parse. */
+/** Ids the bare inline route has handled: a hand-written dedupe, emptied at the size verikit's store holds here. */
+const seen = new Set();
+const SEEN_LIMIT = 100_000;
+
+/** The hand-written check a team would write without verikit: HMAC, compare, parse, skip a repeat. */
 function bareVerify(header, body) {
   const id = header('svix-id');
   const timestamp = header('svix-timestamp');
@@ -71,8 +80,13 @@ function bareVerify(header, body) {
     const given = Buffer.from(s.slice(3));
     return s.startsWith('v1,') && given.length === expected.length && timingSafeEqual(given, expected);
   });
-  if (ok) JSON.parse(body.toString('utf8'));
-  return ok;
+  if (!ok) return false;
+  JSON.parse(body.toString('utf8'));
+  if (bareStore === undefined && !seen.has(id)) {
+    if (seen.size >= SEEN_LIMIT) seen.clear();
+    seen.add(id);
+  }
+  return true;
 }
 
 /** The bare route's answer: 400, or 204 (once stored, in inbox mode). */
@@ -91,8 +105,9 @@ process.on('message', (message) => {
 process.on('disconnect', () => process.exit(0));
 
 if (framework === 'express') {
+  const { default: express } = await import('express');
   const app = express();
-  app.use('/verikit', verikitRouter(options));
+  if (withVerikit) app.use('/verikit', (await import('@verikit/express')).verikitRouter(options));
   app.post('/bare/webhook', express.raw({ type: () => true }), (req, res) =>
     bareAnswer(
       (name) => req.headers[name],
@@ -102,8 +117,9 @@ if (framework === 'express') {
   );
   const server = app.listen(0, '127.0.0.1', () => ready(server.address().port));
 } else if (framework === 'fastify') {
+  const { default: Fastify } = await import('fastify');
   const app = Fastify();
-  await app.register(verikitPlugin, { prefix: '/verikit', ...options });
+  if (withVerikit) await app.register((await import('@verikit/fastify')).verikitPlugin, { prefix: '/verikit', ...options });
   await app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
@@ -118,8 +134,10 @@ if (framework === 'express') {
   await app.listen({ port: 0, host: '127.0.0.1' });
   ready(app.server.address().port);
 } else {
+  const { serve } = await import('@hono/node-server');
+  const { Hono } = await import('hono');
   const app = new Hono();
-  app.route('/verikit', verikitApp(options));
+  if (withVerikit) app.route('/verikit', (await import('@verikit/hono')).verikitApp(options));
   app.post('/bare/webhook', async (c) => {
     const body = Buffer.from(await c.req.arrayBuffer());
     return bareAnswer(

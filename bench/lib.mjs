@@ -54,3 +54,55 @@ export function median(list) {
 
 /** Formats a figure with thousands separators. */
 export const fmt = (n) => Math.round(n).toLocaleString('en-US');
+
+/**
+ * The benchmarks' shared reporter: every figure goes through `report`, which prints it beside its bar
+ * and keeps it for `writeReport` (`pnpm bench --json=<file>`), so a figure can be compared run to run.
+ *
+ *   report({ name, value, unit, bar, range, note })
+ *   - name:  a stable key, slash-separated from general to particular ('adapters/fastify/sync/ratio');
+ *            the JSON file is keyed by it, so keep it the same from run to run.
+ *   - value: the figure (a number).
+ *   - unit:  what it counts ('x', 'req/s', 'µs/req', 'ops/s', 'ms', 'KB').
+ *   - bar:   optional, the quality bar: { min } or { max } (or both); the line then says whether it is met.
+ *   - range: optional [low, high] over rounds, printed beside the median.
+ *   - label: optional, the words printed for the figure (default: the name).
+ *   - indent: optional, spaces before the line (default 2).
+ * Returns the entry as kept. `reportedFigures()` lists every entry so far; `writeReport(path)` writes
+ * them as JSON: { startedAt, node, figures: { [name]: { value, unit, bar?, met?, range? } } }.
+ */
+const figures = [];
+const startedAt = new Date().toISOString();
+
+/** Prints one figure beside its bar (met or not) and keeps it for the JSON report. */
+export function report({ name, value, unit, bar, range, label = name, indent = 2 }) {
+  const met = bar === undefined ? undefined : (bar.min === undefined || value >= bar.min) && (bar.max === undefined || value <= bar.max);
+  const entry = { name, value, unit, ...(bar ? { bar, met } : {}), ...(range ? { range } : {}) };
+  figures.push(entry);
+  const shown = `${formatFigure(value, unit)}${range ? ` [${formatFigure(range[0], unit, false)}-${formatFigure(range[1], unit, false)}]` : ''}`;
+  const barText = bar === undefined ? '' : `   bar ${describeBar(bar, unit)}: ${met ? 'met' : 'NOT MET'}`;
+  console.log(`${' '.repeat(indent)}${label}  ${shown}${barText}`);
+  return entry;
+}
+
+/** Every figure reported so far, in order. */
+export const reportedFigures = () => [...figures];
+
+/** Writes every figure reported so far to `path` as JSON, keyed by name. */
+export async function writeReport(path) {
+  const { writeFile } = await import('node:fs/promises');
+  const byName = Object.fromEntries(figures.map(({ name, ...rest }) => [name, rest]));
+  await writeFile(path, `${JSON.stringify({ startedAt, node: process.version, figures: byName }, null, 2)}\n`);
+}
+
+function formatFigure(value, unit, withUnit = true) {
+  const number = unit === 'x' ? value.toFixed(3) : Math.abs(value) >= 100 ? fmt(value) : value.toFixed(1);
+  return withUnit ? `${number}${unit === 'x' ? 'x' : ` ${unit}`}` : number;
+}
+
+function describeBar({ min, max }, unit) {
+  const parts = [];
+  if (min !== undefined) parts.push(`>= ${formatFigure(min, unit)}`);
+  if (max !== undefined) parts.push(`<= ${formatFigure(max, unit)}`);
+  return parts.join(' and ');
+}

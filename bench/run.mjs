@@ -1,11 +1,14 @@
 // `pnpm bench`: every benchmark in one run. Figures, not pass/fail: the quality bars are read off this output.
 // Flags: --quick (shorter runs), --verbose (print every round), --only=sizes|cold|verify|client|adapters|inbox|redis|ledger (one benchmark),
-// --control (adapters: bare route vs bare route, the method's own spread).
+// --control (adapters: bare route vs bare route, the method's own spread),
+// --frameworks=express,fastify,hono and --rounds=N (adapters: which frameworks, how many rounds),
+// --json=<file> or --json <file> (also write every reported figure to a JSON file, to compare runs).
 import { benchAdapters } from './adapters.mjs';
 import { benchClient } from './client.mjs';
 import { benchCold } from './cold.mjs';
 import { benchInbox } from './inbox.mjs';
 import { benchLedger } from './ledger.mjs';
+import { writeReport } from './lib.mjs';
 import { benchRedis } from './redis.mjs';
 import { benchSizes } from './sizes.mjs';
 import { benchVerify } from './verify.mjs';
@@ -13,7 +16,13 @@ import { benchVerify } from './verify.mjs';
 const quick = process.argv.includes('--quick');
 const verbose = process.argv.includes('--verbose');
 const control = process.argv.includes('--control');
-const only = process.argv.find((arg) => arg.startsWith('--only='))?.slice('--only='.length);
+const flagValue = (flag) => process.argv.find((arg) => arg.startsWith(`--${flag}=`))?.slice(flag.length + 3);
+const frameworks = flagValue('frameworks')?.split(',');
+const rounds = flagValue('rounds') === undefined ? undefined : Number(flagValue('rounds'));
+const only = flagValue('only');
+const jsonFlag = process.argv.indexOf('--json');
+const jsonFile = flagValue('json') ?? (jsonFlag > 0 ? process.argv[jsonFlag + 1] : undefined);
+if (jsonFlag > 0 && (jsonFile === undefined || jsonFile.startsWith('--'))) throw new Error('--json needs a file: --json=<file>');
 const selected = (name) => only === undefined || only === name;
 if (selected('sizes')) await benchSizes();
 if (selected('cold')) await benchCold({ verbose, ...(quick ? { rounds: 5 } : {}) });
@@ -22,8 +31,10 @@ if (selected('client')) await benchClient({ verbose, ...(quick ? { durationMs: 4
 if (selected('adapters')) {
   await benchAdapters({
     verbose,
+    ...(frameworks ? { frameworks } : {}),
     ...(control ? { control, handlerKinds: ['sync'] } : {}),
-    ...(quick ? { durationSeconds: 1, rounds: 1, warmupSeconds: 1 } : {}),
+    ...(quick ? { durationSeconds: 1, rounds: 1, warmupRounds: 2, warmupSeconds: 1 } : {}),
+    ...(rounds ? { rounds } : {}),
   });
 }
 if (selected('inbox')) {
@@ -40,4 +51,8 @@ if (selected('redis')) {
 }
 if (selected('ledger')) {
   await benchLedger(quick ? { verifications: 2_000, seconds: 20, settleSeconds: 5, warmupSeconds: 1, windows: 3 } : {});
+}
+if (jsonFile !== undefined) {
+  await writeReport(jsonFile);
+  console.log(`figures written to ${jsonFile}`);
 }

@@ -2,7 +2,7 @@
 import { createHmac } from 'node:crypto';
 import { createWebhookVerifier } from '@verikit/core';
 import { Webhook } from 'svix';
-import { fmt, median } from './lib.mjs';
+import { fmt, median, report } from './lib.mjs';
 
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 
@@ -67,10 +67,31 @@ export async function benchVerify({ durationMs = 700, rounds = 5, verbose = fals
     const m = Object.fromEntries(Object.entries(rates).map(([name, list]) => [name, median(list)]));
     results[size] = m;
     console.log(`verify, ${size / 1024} KiB body (median of ${rounds} x ${durationMs} ms):`);
-    for (const [name, value] of Object.entries(m)) console.log(`  ${name.padEnd(20)} ${fmt(value).padStart(9)} ops/s`);
-    console.log(`  verikit / svix       ${(m['verikit verify'] / m['svix Webhook.verify']).toFixed(2)}x  (target >= 4 on 2 KiB)`);
-    console.log(`  verikit / bare HMAC  ${(m['verikit verify'] / m['bare createHmac']).toFixed(2)}x  (target >= 0.5)`);
-    console.log(`  verikit+parse / svix ${(m['verikit + JSON.parse'] / m['svix Webhook.verify']).toFixed(2)}x  (both parse the body)`);
+    const prefix = `verify/${size / 1024}KiB`;
+    for (const [name, value] of Object.entries(m)) {
+      report({ name: `${prefix}/${name.replaceAll(' ', '-')}`, label: name.padEnd(20), value, unit: 'ops/s' });
+    }
+    report({
+      name: `${prefix}/verikit-vs-svix`,
+      label: 'verikit / svix      ',
+      value: m['verikit verify'] / m['svix Webhook.verify'],
+      unit: 'x',
+      ...(size === 2048 ? { bar: { min: 4 } } : {}),
+    });
+    report({
+      name: `${prefix}/verikit-vs-bare-hmac`,
+      label: 'verikit / bare HMAC ',
+      value: m['verikit verify'] / m['bare createHmac'],
+      unit: 'x',
+      bar: { min: 0.5 },
+    });
+    // Both parse the body: the like-for-like comparison.
+    report({
+      name: `${prefix}/verikit-parse-vs-svix`,
+      label: 'verikit+parse / svix',
+      value: m['verikit + JSON.parse'] / m['svix Webhook.verify'],
+      unit: 'x',
+    });
   }
   return results;
 }

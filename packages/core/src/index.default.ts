@@ -4,6 +4,7 @@ import * as parsers from './client/parsers.js';
 import { createFetchTransport } from './client/transport-fetch.js';
 import type { AdapterInfo, VerikitRoutes, VerikitRoutesOptions } from './routes.js';
 import { TimerDeadlines } from './util/deadlines.js';
+import type { NodeRequestLike } from './util/node-request.js';
 import { runtimeName } from './util/runtime.js';
 import type { VerifyWebhookInput } from './webhook/api.js';
 import { webhookApi } from './webhook/api.js';
@@ -15,6 +16,12 @@ import type { VerifiedDelivery, WebhookVerifier, WebhookVerifierOptions } from '
 export * from './shared.js';
 export type { VerifyWebhookInput } from './webhook/api.js';
 export type { FetchWebhookHandler, FetchWebhookOptions } from './webhook/fetch-handler.js';
+
+/**
+ * The Node build's way to a Node request nobody has read (`@hono/node-server`'s `c.env.incoming`);
+ * outside Node there is none, so it answers undefined and adapters read the Web request.
+ */
+export const unreadNodeRequest = (_value: unknown): NodeRequestLike | undefined => undefined;
 
 // A timer per deadline, armed within its request: Workers cancel a request's timers when it ends.
 const webhooks = webhookApi(webHmac, (lengthMs) => new TimerDeadlines(lengthMs));

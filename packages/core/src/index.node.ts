@@ -13,6 +13,7 @@ import { nodeHmac } from './webhook/hmac-node.js';
 import type { VerifiedDelivery, WebhookVerifier, WebhookVerifierOptions } from './webhook/verify.js';
 
 export * from './shared.js';
+export { unreadNodeRequest } from './util/node-request.js';
 export type { VerifyWebhookInput } from './webhook/api.js';
 export type { FetchWebhookHandler, FetchWebhookOptions } from './webhook/fetch-handler.js';
 

@@ -51,15 +51,11 @@ const plugin: FastifyPluginAsync<VerikitPluginOptions> = async (fastify, options
         scope.route({
           method: [...ALL_METHODS],
           url: '/webhook',
-          handler: async (req, reply) =>
-            send(
-              reply,
-              await webhook.receive({
-                method: req.method,
-                headers: req.headers,
-                body: { kind: 'stream', stream: req.body as BodyStream | undefined },
-              }),
-            ),
+          // A promise chain rather than an async function: one promise and one turn fewer per delivery.
+          handler: (req, reply) =>
+            webhook
+              .receive({ method: req.method, headers: req.headers, body: { kind: 'stream', stream: req.body as BodyStream | undefined } })
+              .then((answer) => send(reply, answer)),
         });
       }
       const invite = (url: string, handle: InviteHandler<FastifyRequest>) =>

@@ -1,6 +1,7 @@
 import {
   createVerikitRoutes,
   type InviteHandler,
+  unreadNodeRequest,
   type VerikitRoutes,
   type VerikitRoutesOptions,
   type WebhookBodySource,
@@ -62,8 +63,16 @@ export function verikitApp(options: VerikitAppOptions): Hono {
   app.all('/webhook', async (c) => {
     const webhook = routesFor(c).webhook;
     if (!webhook) return c.notFound();
+    // On Node, c.req.raw is a stand-in that builds a full Request and web stream on first use of its
+    // body (or bodyUsed): the Node request, while nothing has read it, gives the same bytes for far less.
+    const incoming = unreadNodeRequest((c.env as { incoming?: unknown } | undefined)?.incoming);
     return respond(
-      await webhook.receive({ method: c.req.method, headers: c.req.raw.headers, body: await bodySource(c), waitUntil: waitUntilOf(c) }),
+      await webhook.receive({
+        method: c.req.method,
+        headers: incoming?.headers ?? c.req.raw.headers,
+        body: incoming ? { kind: 'stream', stream: incoming } : await bodySource(c),
+        waitUntil: waitUntilOf(c),
+      }),
     );
   });
   const invite = (pick: (r: VerikitRoutes<Context>) => InviteHandler<Context> | undefined) => async (c: Context) => {
