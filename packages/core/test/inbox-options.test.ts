@@ -19,6 +19,7 @@ describe('worker shutdown', () => {
       waitForWork: (signal: AbortSignal) => new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve())),
       deadLetters: async () => [],
       replay: async () => false,
+      stats: async () => ({ pending: 0, retrying: 0, dead: 0, oldestPendingAt: null, oldestPendingAgeMs: null }),
     } satisfies InboxEngine<null>;
     let aborted = false;
     const worker = createInboxWorker({
