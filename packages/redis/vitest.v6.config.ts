@@ -18,6 +18,7 @@ export default defineProject({
       'test/inbox.test.ts',
       'test/job-id.test.ts',
       'test/refused-writes.test.ts',
+      'test/health.test.ts',
       'test/ledger.test.ts',
       'test/cluster-store.test.ts',
       'test/cluster-inbox.test.ts',

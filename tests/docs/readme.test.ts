@@ -21,7 +21,7 @@ const context = fileURLToPath(new URL('./snippet-context/globals.d.mts', import.
  */
 const PROGRAMS: Record<string, number[]> = {
   'README.md': [0, 1, 2],
-  'packages/core/README.md': [0, 3],
+  'packages/core/README.md': [0, 3, 5],
   'packages/express/README.md': [0],
   'packages/postgres/README.md': [1],
   'packages/redis/README.md': [1],
@@ -145,6 +145,13 @@ describe('core README: the verification ledger', () => {
     ]);
     expect(output).toContain('webhooks missed: 2');
     expect(output.match(/a webhook was missed/g)).toHaveLength(2);
+  });
+});
+
+describe('core README: health', () => {
+  it('the health program runs as written on PGlite: ok, the accepted event pending, a 200 with the ledger checked', async () => {
+    const output = await runToEnd(program('core-5'));
+    expect(output).toBe('ok pending: 1\n200 ok\n');
   });
 });
 

@@ -1,6 +1,6 @@
-import type { InboxWorker, VerikitClient } from '@verikit/core';
+import { checkHealth, healthResponse, type InboxWorker, type VerikitClient } from '@verikit/core';
 import { verikitRouter } from '@verikit/express';
-import type { PostgresInbox } from '@verikit/postgres';
+import type { PostgresInbox, PostgresLedger } from '@verikit/postgres';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { refuseCrossSite } from './cross-site.js';
 import type { Account, Database, SessionLifetime } from './db.js';
@@ -16,6 +16,8 @@ export interface AppDeps {
   webhookSecret: string;
   /** The inbox the webhook route stores verified deliveries in; the worker drains it. */
   inbox: PostgresInbox;
+  /** The verification ledger, checked by `/healthz` beside the inbox. */
+  ledger: PostgresLedger;
   worker: InboxWorker;
   db: Database;
   mode: string;
@@ -35,6 +37,11 @@ export interface AppDeps {
 const MAX_NAME = 100;
 /** Downloads one person may have running at once. */
 const DOWNLOADS_PER_PERSON = 4;
+/**
+ * `/healthz`: `down` (503) when the database does not answer within 2 s; `degraded` (still 200: an
+ * operator should look, a restart would not help) once a delivery has waited 5 minutes or one is a dead letter.
+ */
+const HEALTH = { timeoutMs: 2_000, maxOldestPendingMs: 5 * 60_000, maxDead: 0 };
 
 /** The example: sign-in stand-in, dashboard, documents, the operator panel, and verikit's routes under /verikit. */
 export function createApp(deps: AppDeps): express.Express {
@@ -59,6 +66,12 @@ export function createApp(deps: AppDeps): express.Express {
   // The webhook route first: a server calls it, its signature authenticates it, and it reads the raw
   // bytes before any body parser. Inbox mode: it stores each verified delivery once and answers 204.
   app.use('/verikit', verikitRouter({ client, webhook: { secret: webhookSecret, inbox } }));
+
+  // Readiness for an orchestrator or a load balancer: counts only, no refId or payload.
+  app.get('/healthz', async (_req, res) => {
+    const { status, headers, body } = healthResponse(await checkHealth({ inbox, ledger: deps.ledger, ...HEALTH }));
+    res.status(status).set(headers).send(body);
+  });
 
   // From here on, a request that changes state must come from this app's own pages.
   app.use(

@@ -154,6 +154,7 @@ export async function startExample(options: StartOptions): Promise<RunningExampl
       client,
       webhookSecret: fake ? fake.credentials.webhookSecret : (mode as Extract<typeof mode, { kind: 'real' }>).webhookSecret,
       inbox,
+      ledger,
       worker,
       db,
       mode: label,

@@ -41,6 +41,17 @@ export {
 } from './client/options.js';
 export type { WritableLike, WriteOutcome } from './client/write-to.js';
 export { ConfigurationError, InvalidArgumentError, VerikitError, type VerikitErrorCode } from './errors.js';
+export {
+  checkHealth,
+  type HealthCheck,
+  type HealthDownReason,
+  type HealthOptions,
+  type HealthProblem,
+  type HealthReport,
+  type HealthResponse,
+  type HealthStatus,
+  healthResponse,
+} from './health/health.js';
 export { InboxEventAbandonedError, InboxEventTimeoutError, UnidentifiedEventError } from './inbox/errors.js';
 export {
   type AcceptResult,
@@ -49,6 +60,7 @@ export {
   type InboxDelivery,
   type InboxEngine,
   type InboxEvent,
+  type InboxStats,
   TransactionEndedError,
 } from './inbox/inbox.js';
 export { createInboxWorker, type InboxContext, type InboxErrorStage, type InboxWorker, type InboxWorkerOptions } from './inbox/worker.js';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createInboxWorker, createWebhookHandler, type InboxEngine, MemoryIdempotencyStore } from '../src/index.node.js';
+import { idleInboxStats } from './helpers/fixtures.js';
 import { SECRET } from './helpers/sign.js';
 
 const inbox = { accept: async () => 'accepted' as const };
@@ -19,6 +20,7 @@ describe('worker shutdown', () => {
       waitForWork: (signal: AbortSignal) => new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve())),
       deadLetters: async () => [],
       replay: async () => false,
+      stats: idleInboxStats,
     } satisfies InboxEngine<null>;
     let aborted = false;
     const worker = createInboxWorker({

@@ -12,7 +12,7 @@ import {
   type Logger,
   MemoryIdempotencyStore,
 } from '../src/index.node.js';
-import { detailsPayload } from './helpers/fixtures.js';
+import { detailsPayload, idleInboxStats } from './helpers/fixtures.js';
 import { json, startServer, type TestServer } from './helpers/server.js';
 import { SECRET, svixHeaders } from './helpers/sign.js';
 
@@ -178,6 +178,7 @@ describe('inbox worker logging', () => {
       waitForWork: () => new Promise<void>((resolve) => setTimeout(resolve, 5)),
       deadLetters: async () => [],
       replay: async () => false,
+      stats: idleInboxStats,
     } satisfies InboxEngine<null>;
     const worker = createInboxWorker({
       inbox: engine,

@@ -1,4 +1,4 @@
-import type { AcceptResult, DeadLetter, InboxDelivery, InboxEngine, InboxEvent, LeaseOutcome } from '@verikit/core';
+import type { AcceptResult, DeadLetter, InboxDelivery, InboxEngine, InboxEvent, InboxStats, LeaseOutcome } from '@verikit/core';
 import { type Bound, ownersCall, runBounded } from './bounded.js';
 import {
   msFromNow,
@@ -76,6 +76,17 @@ WHERE id = $1 AND owner = $2 AND state = 'pending' RETURNING 1 AS ok`);
   WHERE id = $1 AND state = 'dead' RETURNING id
 ), woken AS (SELECT pg_notify($2, '') FROM again)
 SELECT (SELECT count(*) FROM again)::int AS replayed, (SELECT count(*) FROM woken)::int AS woken`;
+  // Pending rows through the due index, dead ones through theirs: the done rows kept for dedupe are never read. The age is
+  // taken on the database's clock, the one received_at is on.
+  const statsSql = statement(`WITH pending AS (
+  SELECT count(*)::int AS pending,
+    (count(*) FILTER (WHERE attempts > 0 AND leased_until IS NULL AND next_run_at > now()))::int AS retrying,
+    min(received_at) AS oldest
+  FROM ${table} WHERE next_run_at IS NOT NULL
+)
+SELECT pending, retrying, (SELECT count(*) FROM ${table} WHERE state = 'dead')::int AS dead, oldest,
+  extract(epoch FROM now() - oldest)::double precision * 1000 AS age_ms
+FROM pending`);
   const pruner = createPruner({
     bound,
     deleteSql: `DELETE FROM ${table} WHERE id IN (SELECT id FROM ${table} WHERE state = 'done' AND finished_at <= now() - ${wholeMs(retentionMs)} * interval '1 millisecond' LIMIT $1)`,
@@ -195,6 +206,18 @@ SELECT (SELECT count(*) FROM again)::int AS replayed, (SELECT count(*) FROM woke
         lastError: row.last_error === null ? null : String(row.last_error),
         receivedAt: new Date(row.received_at as string | Date),
       }));
+    },
+    async stats(): Promise<InboxStats> {
+      const { rows } = await runBounded(bound, 'reading stats', (q) => statsSql.run(q, []));
+      const row = rows[0] ?? {};
+      const oldest = row.oldest === null || row.oldest === undefined ? null : new Date(row.oldest as string | Date);
+      return {
+        pending: Number(row.pending ?? 0),
+        retrying: Number(row.retrying ?? 0),
+        dead: Number(row.dead ?? 0),
+        oldestPendingAt: oldest,
+        oldestPendingAgeMs: oldest === null ? null : wholeMs(Number(row.age_ms)),
+      };
     },
     async replay(id: string): Promise<boolean> {
       const { rows } = await runBounded(bound, 'a replay', (q) => q.query(replaySql, [id, channel]));

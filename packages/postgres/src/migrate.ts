@@ -35,6 +35,8 @@ BEGIN
   );
   CREATE INDEX IF NOT EXISTS verikit_inbox_due ON ${schema}.verikit_inbox (next_run_at) WHERE next_run_at IS NOT NULL;
   CREATE INDEX IF NOT EXISTS verikit_inbox_finished ON ${schema}.verikit_inbox (finished_at) WHERE state = 'done';
+  -- Dead letters are read (listed oldest first, counted by stats) without a scan of the done rows kept for dedupe.
+  CREATE INDEX IF NOT EXISTS verikit_inbox_dead ON ${schema}.verikit_inbox (received_at) WHERE state = 'dead';
   CREATE TABLE IF NOT EXISTS ${schema}.verikit_ledger (
     kind text NOT NULL CHECK (kind IN ('kyb', 'kyc')),
     ref_id text NOT NULL,

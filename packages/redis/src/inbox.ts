@@ -1,4 +1,4 @@
-import type { AcceptResult, DeadLetter, InboxDelivery, InboxEngine, InboxEvent, LeaseOutcome } from '@verikit/core';
+import type { AcceptResult, DeadLetter, InboxDelivery, InboxEngine, InboxEvent, InboxStats, LeaseOutcome } from '@verikit/core';
 import { Job, Queue, UnrecoverableError, Worker } from 'bullmq';
 import { isCluster, queueHashTag } from './cluster.js';
 import { jobIdFor, legacyJobIdFor } from './job-id.js';
@@ -61,6 +61,33 @@ const NOT_FAILED = /^(Missing key for job|Job .* is not in the failed state)/;
 /** Redis's answer when a key holds another type: a key of the queue's own, not a job. */
 const NOT_A_JOB = /^WRONGTYPE/;
 
+/**
+ * The inbox's counts in one atomic read: pending jobs are those waiting (or paused), active, prioritized
+ * or delayed (the delayed set holds only retries waiting out their backoff: the route adds no delay),
+ * dead letters the failed set; and the oldest pending job's timestamp, read from each pending job's
+ * hash (the order of BullMQ's lists is not the order of acceptance: a retried job rejoins the queue).
+ * KEYS: the queue's {@link STATS_KEYS}. ARGV[1]: the prefix of a job's key.
+ */
+const STATS_KEYS = ['wait', 'paused', 'active', 'prioritized', 'delayed', 'failed'];
+const STATS = `
+local pending, oldest = 0, -1
+local function consider(id)
+  pending = pending + 1
+  local ts = tonumber(redis.call('HGET', ARGV[1] .. id, 'timestamp'))
+  if ts and (oldest < 0 or ts < oldest) then oldest = ts end
+end
+for i = 1, 3 do
+  for _, id in ipairs(redis.call('LRANGE', KEYS[i], 0, -1)) do
+    -- "0:..." entries are markers older BullMQ versions put in the wait list, no jobs.
+    if string.sub(id, 1, 2) ~= '0:' then consider(id) end
+  end
+end
+for i = 4, 5 do
+  for _, id in ipairs(redis.call('ZRANGE', KEYS[i], 0, -1)) do consider(id) end
+end
+return { pending, redis.call('ZCARD', KEYS[5]), redis.call('ZCARD', KEYS[6]), oldest }
+`;
+
 /** A rejection handler answering `answer` for an error whose message matches `refusal`, and throwing any other again. */
 const answerWhen =
   <T>(refusal: RegExp, answer: T) =>
@@ -110,6 +137,7 @@ export function createRedisInbox(options: RedisInboxOptions): RedisInbox {
   });
   queue.on('error', onBullError);
 
+  const statsScript = defineScript(redis, STATS, 6);
   let worker: Worker<EventData> | undefined;
   let workerRedis: RedisClient | undefined;
   let commit: ReturnType<typeof defineScript> | undefined;
@@ -281,6 +309,23 @@ export function createRedisInbox(options: RedisInboxOptions): RedisInbox {
         lastError: job.failedReason ?? null,
         receivedAt: new Date(job.timestamp),
       }));
+    },
+
+    async stats(): Promise<InboxStats> {
+      const reading = statsScript(
+        STATS_KEYS.map((state) => queue.toKey(state)),
+        [queue.toKey('')],
+      );
+      const [pending, retrying, dead, oldest] = (await withTimeout(reading, timeoutMs, 'reading stats')) as number[];
+      const oldestAt = oldest === undefined || oldest < 0 ? null : oldest;
+      return {
+        pending: pending ?? 0,
+        retrying: retrying ?? 0,
+        dead: dead ?? 0,
+        oldestPendingAt: oldestAt === null ? null : new Date(oldestAt),
+        // A job's timestamp is the clock of the instance that accepted it (as receivedAt is): aged on this instance's clock.
+        oldestPendingAgeMs: oldestAt === null ? null : Math.max(0, Date.now() - oldestAt),
+      };
     },
 
     async replay(id: string): Promise<boolean> {

@@ -2,6 +2,7 @@ import { createInboxWorker, createWebhookHandler, type InboxContext, type InboxW
 import { signWebhook } from '@verikit/testing';
 import { Job } from 'bullmq';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { inboxStatsCases } from '../../../test-support/inbox-stats.js';
 import { expectHungEventsBounded } from '../../../test-support/inbox-timeout.js';
 import { createRedisInbox, type RedisClient, type RedisInbox, type RedisTransaction } from '../src/index.js';
 import { jobIdFor } from '../src/job-id.js';
@@ -31,7 +32,7 @@ export interface InboxSuiteTarget {
 
 /**
  * The inbox's behaviour on BullMQ, the same on any Redis: accept, lease, complete, fail, retry,
- * dead letters and replays, expired leases, concurrent workers, waking, stop. Call it inside a
+ * dead letters and replays, expired leases, concurrent workers, waking, stop, stats. Call it inside a
  * describe block.
  */
 export function inboxSuite(target: InboxSuiteTarget): void {
@@ -101,6 +102,8 @@ export function inboxSuite(target: InboxSuiteTarget): void {
     };
     return { prefix, inbox, effects, write, deliver, worker, route, deadLettering };
   }
+
+  inboxStatsCases(async () => fresh().inbox);
 
   it('the webhook route adds a job keyed by svix-id once, answering 204 only once Redis has it', async () => {
     const { inbox, deliver } = fresh();

@@ -35,6 +35,8 @@ declare global {
   const createWebhookHandler: typeof import('@verikit/core').createWebhookHandler;
   const createInboxWorker: typeof import('@verikit/core').createInboxWorker;
   const createReconciler: typeof import('@verikit/core').createReconciler;
+  const checkHealth: typeof import('@verikit/core').checkHealth;
+  const healthResponse: typeof import('@verikit/core').healthResponse;
   type LedgerChangeContext<Tx> = import('@verikit/core').LedgerChangeContext<Tx>;
   type Queryable = PostgresQueryable;
   const verikitRouter: typeof import('@verikit/express').verikitRouter;

@@ -43,6 +43,20 @@ export interface DeadLetter {
   receivedAt: Date;
 }
 
+/** How deep an inbox is, for a readiness check or a dashboard. */
+export interface InboxStats {
+  /** Events neither done nor dead: due, leased, or waiting out a retry's backoff. */
+  pending: number;
+  /** Of `pending`, those waiting out a retry's backoff after a failed attempt. */
+  retrying: number;
+  /** Dead letters: out of attempts, kept until replayed or removed. */
+  dead: number;
+  /** When the oldest pending event was accepted (the clock `receivedAt` is on), or `null` when none is pending. */
+  oldestPendingAt: Date | null;
+  /** How long the oldest pending event has waited, in ms, measured on that same clock; `null` when none is pending. */
+  oldestPendingAgeMs: number | null;
+}
+
 /**
  * The working side of an inbox, which `createInboxWorker` drives. `Tx` is what `ctx.sql` is: the
  * engine's transaction, in which the event is also marked done (an integrator's writes and "done"
@@ -66,6 +80,8 @@ export interface InboxEngine<Tx = unknown> extends Inbox {
   deadLetters(options?: { limit?: number }): Promise<DeadLetter[]>;
   /** Queues a dead-lettered event again with fresh attempts; false when there is no such dead letter. */
   replay(id: string): Promise<boolean>;
+  /** Counts pending, retrying and dead events and ages the oldest pending one, in one read. */
+  stats(): Promise<InboxStats>;
 }
 
 /**

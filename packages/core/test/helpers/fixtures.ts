@@ -62,3 +62,6 @@ export function fakeJwt(exp: number): string {
   const part = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
   return `${part({ alg: 'HS256', typ: 'JWT' })}.${part({ exp, sub: 'x' })}.sig`;
 }
+
+/** What an inbox fake with nothing in it answers to `stats()`. */
+export const idleInboxStats = async () => ({ pending: 0, retrying: 0, dead: 0, oldestPendingAt: null, oldestPendingAgeMs: null });
