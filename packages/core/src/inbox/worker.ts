@@ -266,13 +266,11 @@ export function createInboxWorker<Tx, LedgerTx = unknown>(options: InboxWorkerOp
     span?.set({ 'verikit.webhook.id': event.id, 'verikit.attempt': event.attempt });
     // Leased more often than allowed: an earlier attempt died with its worker. Running it again could kill this one too.
     if (event.attempt > maxAttempts) return failAttempt(event, new InboxEventAbandonedError(event.id, event.attempt, maxAttempts), span);
-    let observed = false;
+    const subject = observer === undefined ? null : identifyEvent(event);
+    const viaLedger = observer !== undefined && subject !== null ? { observer, subject } : undefined;
     try {
-      const subject = observer === undefined ? null : identifyEvent(event);
       if (observer !== undefined && subject === null && onEvent === undefined)
         return failAttempt(event, new UnidentifiedEventError(event.id), span, { final: true });
-      const viaLedger = observer !== undefined && subject !== null ? { observer, subject } : undefined;
-      observed = viaLedger !== undefined;
       const completion = viaLedger
         ? observeBounded(viaLedger.observer, event, viaLedger.subject).then(() => inbox.complete(event, async () => {}))
         : inbox.complete(event, (tx) => runBounded(event, tx));
@@ -285,7 +283,7 @@ export function createInboxWorker<Tx, LedgerTx = unknown>(options: InboxWorkerOp
       noteStale(outcome, event, 'complete', 'complete');
       span?.set({ 'verikit.outcome': outcome === 'stale' ? 'lease_lost' : 'done' });
     } catch (error) {
-      await failAttempt(event, error, span, { what: observed ? 'ledger observation' : 'onEvent' });
+      await failAttempt(event, error, span, { what: viaLedger ? 'ledger observation' : 'onEvent' });
     }
   };
 
