@@ -1,5 +1,12 @@
 import { PGlite } from '@electric-sql/pglite';
-import { type LedgerKey, type LedgerLock, type Observation, StorageTimeoutError, TransactionEndedError } from '@verikit/core';
+import {
+  type LedgerChange,
+  type LedgerKey,
+  type LedgerLock,
+  type Observation,
+  StorageTimeoutError,
+  TransactionEndedError,
+} from '@verikit/core';
 import { ledgerContract } from '@verikit/testing';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -239,13 +246,17 @@ function engineSuite(name: string, open: () => Promise<{ db: Queryable; close():
       expect(await ledger.record(second, observed('IN_REVIEW'), () => null, noWork)).toBe('changed');
     });
 
-    it('a lock whose lease runs out while onChange runs is not taken over before the change commits', async () => {
-      const { ledger, effects, write } = await fresh();
-      const key: LedgerKey = { kind: 'kyb', refId: 'slow-change' };
-      await ledger.track(key, { nextCheckAt: PAST });
-      const lock = asLock(await ledger.lock(key, { leaseMs: 1 }));
-      let entered!: () => void;
-      const inWork = new Promise<void>((resolve) => (entered = resolve));
+    /**
+     * Records a change through `lock` whose work runs `work` and then waits; once `takeAfter` has
+     * settled, another lock of the row is tried: busy until the change commits (PGlite runs that lock
+     * after the transaction: then it is free, and the change is in).
+     */
+    async function takeOverDuringChange(
+      ledger: PostgresLedger,
+      lock: LedgerLock,
+      work: (change: LedgerChange, tx: Queryable) => Promise<void>,
+      takeAfter: Promise<unknown>,
+    ): Promise<void> {
       let finish!: () => void;
       const gate = new Promise<void>((resolve) => (finish = resolve));
       let committed = false;
@@ -255,8 +266,7 @@ function engineSuite(name: string, open: () => Promise<{ db: Queryable; close():
           observed('IN_REVIEW'),
           () => null,
           async (change, tx) => {
-            await write(tx, change, change.version);
-            entered();
+            await work(change, tx);
             await gate;
           },
         )
@@ -264,15 +274,32 @@ function engineSuite(name: string, open: () => Promise<{ db: Queryable; close():
           committed = true;
           return outcome;
         });
-      await inWork;
-      await new Promise((resolve) => setTimeout(resolve, 20)); // the lease is over
-      const taking = ledger.lock(key, { leaseMs: 10_000 }).then((result) => ({ result, afterCommit: committed }));
+      await takeAfter;
+      const taking = ledger.lock(lock.key, { leaseMs: 10_000 }).then((result) => ({ result, afterCommit: committed }));
       if (!oneConnection) expect((await taking).result).toBe('busy'); // skipped, not waited for
       finish();
       expect(await recording).toBe('changed');
       const { result, afterCommit } = await taking;
-      // PGlite runs the lock after the transaction: then it is free, and the change is in.
       if (oneConnection) expect(afterCommit && typeof result !== 'string' && result.entry.version === 1).toBe(true);
+    }
+
+    it('a lock whose lease runs out while onChange runs is not taken over before the change commits', async () => {
+      const { ledger, effects, write } = await fresh();
+      const key: LedgerKey = { kind: 'kyb', refId: 'slow-change' };
+      await ledger.track(key, { nextCheckAt: PAST });
+      const lock = asLock(await ledger.lock(key, { leaseMs: 1 }));
+      let entered!: () => void;
+      const inWork = new Promise<void>((resolve) => (entered = resolve));
+      const leaseOver = inWork.then(() => new Promise((resolve) => setTimeout(resolve, 20)));
+      await takeOverDuringChange(
+        ledger,
+        lock,
+        async (change, tx) => {
+          await write(tx, change, change.version);
+          entered();
+        },
+        leaseOver,
+      );
       expect(await effects()).toEqual([{ ref_id: 'slow-change', version: 1 }]);
     });
 
@@ -281,27 +308,8 @@ function engineSuite(name: string, open: () => Promise<{ db: Queryable; close():
       const key: LedgerKey = { kind: 'kyb', refId: 'slow-change-no-sql' };
       await ledger.track(key, { nextCheckAt: PAST });
       const lock = asLock(await ledger.lock(key, { leaseMs: 200 }));
-      let finish!: () => void;
-      const gate = new Promise<void>((resolve) => (finish = resolve));
-      let committed = false;
-      const recording = ledger
-        .record(
-          lock,
-          observed('IN_REVIEW'),
-          () => null,
-          () => gate,
-        )
-        .then((outcome) => {
-          committed = true;
-          return outcome;
-        });
-      await new Promise((resolve) => setTimeout(resolve, 400)); // the whole lease is over
-      const taking = ledger.lock(key, { leaseMs: 10_000 }).then((result) => ({ result, afterCommit: committed }));
-      if (!oneConnection) expect((await taking).result).toBe('busy');
-      finish();
-      expect(await recording).toBe('changed');
-      const { result, afterCommit } = await taking;
-      if (oneConnection) expect(afterCommit && typeof result !== 'string' && result.entry.version === 1).toBe(true);
+      const leaseOver = new Promise((resolve) => setTimeout(resolve, 400));
+      await takeOverDuringChange(ledger, lock, async () => {}, leaseOver);
       expect(await ledger.get(key)).toMatchObject({ version: 1, status: 'IN_REVIEW' });
     });
 
