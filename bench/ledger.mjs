@@ -11,7 +11,7 @@ import { createRequire } from 'node:module';
 import { createClient, createInboxWorker, createReconciler } from '@verikit/core';
 import { createPostgresInbox, createPostgresLedger } from '@verikit/postgres';
 import pg from 'pg';
-import { fmt, median } from './lib.mjs';
+import { fmt, median, rateWindows } from './lib.mjs';
 
 const URL = process.env.VERIKIT_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const MINUTE = 60_000;
@@ -217,17 +217,10 @@ async function drainTogether({ db, fake, schema, keys, plainEvents, concurrency,
   });
   const workers = [plainWorker, readWorker, ledgerWorker];
   for (const worker of workers) worker.start();
-  await sleep(warmupSeconds * 1000);
-  const rounds = [];
-  for (let w = 0; w < windows; w++) {
-    const [a, b, c] = [ledgerInbox.done, plainInbox.done, readInbox.done];
-    await sleep(windowSeconds * 1000);
-    rounds.push({
-      ledger: (ledgerInbox.done - a) / windowSeconds,
-      plain: (plainInbox.done - b) / windowSeconds,
-      read: (readInbox.done - c) / windowSeconds,
-    });
-  }
+  const rounds = await rateWindows(
+    { ledger: () => ledgerInbox.done, plain: () => plainInbox.done, read: () => readInbox.done },
+    { warmupSeconds, windowSeconds, windows },
+  );
   // Failures after this are the stop's own: observations still running are aborted by it.
   const failedInWindows = failed;
   const dry = ledgerInbox.done >= keys.length || readInbox.done >= keys.length || plainInbox.done >= plainEvents;

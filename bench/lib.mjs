@@ -56,6 +56,26 @@ export function median(list) {
 export const fmt = (n) => Math.round(n).toLocaleString('en-US');
 
 /**
+ * Drains running side by side, compared window by window (on these VMs a core's speed drifts from
+ * second to second, so drains taken one after the other compare different machines): waits
+ * `warmupSeconds`, then answers, for each of `windows` windows of `windowSeconds`, every counter's
+ * rate in it (events per second), keyed as `counters` is.
+ */
+export async function rateWindows(counters, { warmupSeconds, windowSeconds, windows }) {
+  const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+  const read = () => Object.fromEntries(Object.entries(counters).map(([name, count]) => [name, count()]));
+  await sleep(warmupSeconds * 1000);
+  const rounds = [];
+  for (let w = 0; w < windows; w++) {
+    const before = read();
+    await sleep(windowSeconds * 1000);
+    const after = read();
+    rounds.push(Object.fromEntries(Object.keys(counters).map((name) => [name, (after[name] - before[name]) / windowSeconds])));
+  }
+  return rounds;
+}
+
+/**
  * The benchmarks' shared reporter: every figure goes through `report`, which prints it beside its bar
  * and keeps it for `writeReport` (`pnpm bench --json=<file>`), so a figure can be compared run to run.
  *

@@ -8,7 +8,7 @@ import { createRedisInbox } from '@verikit/redis';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { benchAdapters } from './adapters.mjs';
-import { fmt, median } from './lib.mjs';
+import { fmt, median, rateWindows } from './lib.mjs';
 
 const URL = process.env.VERIKIT_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const BODY = JSON.stringify({ type: 'kyb.case.status_changed', data: { refId: 'biz-1' } });
@@ -61,14 +61,7 @@ async function drainTogether({ events, concurrency, warmupSeconds, windowSeconds
     },
     { connection: redis, prefix: theirs.prefix, concurrency },
   );
-  const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-  await sleep(warmupSeconds * 1000);
-  const rounds = [];
-  for (let w = 0; w < windows; w++) {
-    const [a, b] = [ours.done, theirs.done];
-    await sleep(windowSeconds * 1000);
-    rounds.push({ ours: (ours.done - a) / windowSeconds, theirs: (theirs.done - b) / windowSeconds });
-  }
+  const rounds = await rateWindows({ ours: () => ours.done, theirs: () => theirs.done }, { warmupSeconds, windowSeconds, windows });
   if (ours.done >= events || theirs.done >= events) throw new Error('a queue ran dry during the measurement: raise events');
   await worker.stop();
   await bare.close();
