@@ -23,7 +23,8 @@ export type VerikitErrorCode =
   | 'event_abandoned'
   | 'untracked'
   | 'unidentified_event'
-  | 'ledger_busy';
+  | 'ledger_busy'
+  | 'payload_sealed';
 
 /** Base class of every error verikit throws; switch on `code`, not on the message. */
 export class VerikitError extends Error {

@@ -2,6 +2,8 @@ import { createClientWithTransport, type VerikitClient } from './client/client.j
 import { type ClientOptions, clientOptionsFromEnv, withVariableNames } from './client/options.js';
 import * as parsers from './client/parsers.js';
 import { createFetchTransport } from './client/transport-fetch.js';
+import { webAesGcm } from './privacy/aes-web.js';
+import { createSealerWith, type EncryptionOptions, type PayloadSealer } from './privacy/seal.js';
 import type { AdapterInfo, VerikitRoutes, VerikitRoutesOptions } from './routes.js';
 import { TimerDeadlines } from './util/deadlines.js';
 import type { NodeRequestLike } from './util/node-request.js';
@@ -82,3 +84,12 @@ export const createVerikitRoutes: <Req>(options: VerikitRoutesOptions<Req>, adap
  * export const POST = (request: Request) => handle(request);
  */
 export const createFetchWebhookHandler: (options: FetchWebhookOptions) => FetchWebhookHandler = webhooks.createFetchWebhookHandler;
+
+/**
+ * The sealer the storage engines use for their `encryption` option: AES-256-GCM under the first key,
+ * opened with any, bound to the record each value belongs to; `undefined` when `option` is.
+ * @example
+ * const sealer = createPayloadSealer({ keys: [{ id: '2026-11', key: process.env.VERIKIT_ENCRYPTION_KEY! }] });
+ */
+export const createPayloadSealer = (option: EncryptionOptions | undefined): PayloadSealer | undefined =>
+  createSealerWith(webAesGcm, option);

@@ -56,11 +56,17 @@ export { InboxEventAbandonedError, InboxEventTimeoutError, UnidentifiedEventErro
 export {
   type AcceptResult,
   type DeadLetter,
+  type DeadLetterQuery,
   type Inbox,
+  type InboxAdmin,
   type InboxDelivery,
   type InboxEngine,
+  type InboxEraseResult,
   type InboxEvent,
+  type InboxEventState,
+  type InboxRecord,
   type InboxStats,
+  type ResealResult,
   TransactionEndedError,
 } from './inbox/inbox.js';
 export { createInboxWorker, type InboxContext, type InboxErrorStage, type InboxWorker, type InboxWorkerOptions } from './inbox/worker.js';
@@ -80,12 +86,14 @@ export {
 export { defaultFingerprint, type Fingerprint, type VerificationResult } from './ledger/fingerprint.js';
 export {
   checkLedgerKey,
+  type LedgerAdmin,
   type LedgerChange,
   type LedgerEngine,
   type LedgerEntry,
   type LedgerKey,
   type LedgerListOptions,
   type LedgerLock,
+  type LedgerPendingOfKind,
   type LedgerStats,
   MAX_REF_ID_LENGTH,
   missedWebhook,
@@ -110,6 +118,14 @@ export {
   readTokenExpiry,
   type VerificationLinkInput,
 } from './link/link.js';
+export {
+  type AesGcmEngine,
+  type EncryptionKey,
+  type EncryptionOptions,
+  openUnsealed,
+  PayloadSealError,
+  type PayloadSealer,
+} from './privacy/seal.js';
 export {
   type AdapterInfo,
   declaredLengthExceeds,

@@ -8,7 +8,12 @@ const inboxStats: InboxStats = {
   oldestPendingAt: new Date('2026-01-01T00:00:00Z'),
   oldestPendingAgeMs: 5_000,
 };
-const ledgerStats: LedgerStats = { pending: 2, final: 7, lastWebhookAt: new Date('2026-01-01T00:00:03Z') };
+const ledgerStats: LedgerStats = {
+  pending: 2,
+  pendingByKind: { kyb: { pending: 2, oldestTrackedAt: new Date('2025-12-31T00:00:00Z') }, kyc: { pending: 0, oldestTrackedAt: null } },
+  final: 7,
+  lastWebhookAt: new Date('2026-01-01T00:00:03Z'),
+};
 const answering = <S>(stats: S) => ({ stats: async () => stats });
 const hanging = { stats: () => new Promise<never>(() => {}) };
 

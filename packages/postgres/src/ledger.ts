@@ -192,6 +192,8 @@ RETURNING extract(epoch FROM next_read_at - ${msInterval('$1')} - clock_timestam
 WHERE ($1::boolean IS NOT TRUE OR NOT final) AND ($2::text IS NULL OR kind = $2)
 ORDER BY next_check_at ASC NULLS LAST, tracked_at, kind, ref_id LIMIT $3`);
   const statsSql = statement(`SELECT count(*) FILTER (WHERE NOT final)::int AS pending, count(*) FILTER (WHERE final)::int AS finals,
+  count(*) FILTER (WHERE NOT final AND kind = 'kyb')::int AS kyb_pending, min(tracked_at) FILTER (WHERE NOT final AND kind = 'kyb') AS kyb_oldest,
+  count(*) FILTER (WHERE NOT final AND kind = 'kyc')::int AS kyc_pending, min(tracked_at) FILTER (WHERE NOT final AND kind = 'kyc') AS kyc_oldest,
   (SELECT last_webhook_at FROM ${state}) AS last_webhook_at
 FROM ${table}`);
 
@@ -364,7 +366,15 @@ FROM ${table}`);
     async stats(): Promise<LedgerStats> {
       const { rows } = await runBounded(bound, 'counting the ledger', (q) => statsSql.run(q, []));
       const row = rows[0] ?? {};
-      return { pending: Number(row.pending ?? 0), final: Number(row.finals ?? 0), lastWebhookAt: dateOrNull(row.last_webhook_at) };
+      return {
+        pending: Number(row.pending ?? 0),
+        pendingByKind: {
+          kyb: { pending: Number(row.kyb_pending ?? 0), oldestTrackedAt: dateOrNull(row.kyb_oldest) },
+          kyc: { pending: Number(row.kyc_pending ?? 0), oldestTrackedAt: dateOrNull(row.kyc_oldest) },
+        },
+        final: Number(row.finals ?? 0),
+        lastWebhookAt: dateOrNull(row.last_webhook_at),
+      };
     },
   };
 }

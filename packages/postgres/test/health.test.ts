@@ -43,7 +43,18 @@ function statsSuite(name: string, open: () => Promise<{ db: Queryable; close(): 
       const report = await checkHealth({ inbox, ledger });
       expect(report).toMatchObject({
         status: 'ok',
-        checks: { inbox: { status: 'ok' }, ledger: { status: 'ok', stats: { pending: 1, final: 0, lastWebhookAt: null } } },
+        checks: {
+          inbox: { status: 'ok' },
+          ledger: {
+            status: 'ok',
+            stats: {
+              pending: 1,
+              pendingByKind: { kyb: { pending: 1 }, kyc: { pending: 0, oldestTrackedAt: null } },
+              final: 0,
+              lastWebhookAt: null,
+            },
+          },
+        },
       });
       expect(healthResponse(report).status).toBe(200);
     });

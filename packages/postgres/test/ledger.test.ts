@@ -408,7 +408,12 @@ function engineSuite(name: string, open: () => Promise<{ db: Queryable; close():
       expect((await ledger.list()).map((e) => e.refId)).toEqual(['a', 'b', 'done']);
       expect((await ledger.list({ pending: true })).map((e) => e.refId)).toEqual(['a', 'b']);
       expect((await ledger.list({ kind: 'kyb', limit: 1 })).map((e) => e.refId)).toEqual(['b']);
-      expect(await ledger.stats()).toEqual({ pending: 2, final: 1, lastWebhookAt: null });
+      expect(await ledger.stats()).toEqual({
+        pending: 2,
+        pendingByKind: { kyb: { pending: 1, oldestTrackedAt: expect.any(Date) }, kyc: { pending: 1, oldestTrackedAt: expect.any(Date) } },
+        final: 1,
+        lastWebhookAt: null,
+      });
       expect(await ledger.forget({ kind: 'kyb', refId: 'done' })).toBe(false);
       expect(await ledger.forget({ kind: 'kyb', refId: 'b' })).toBe(true);
       expect(await ledger.get({ kind: 'kyb', refId: 'b' })).toBeUndefined();

@@ -173,7 +173,21 @@ for i = 1, math.min(limit, #ranked) do
 end
 return rows`;
 
-/** KEYS: state, then the indexes as for LIST. {pending, final, last_webhook_at or ''}. */
-export const STATS = `local pending = redis.call('ZCARD', KEYS[2]) + redis.call('ZCARD', KEYS[4])
+/**
+ * KEYS: state, then the indexes as for LIST. ARGV: base.
+ * {kyb pending, kyb oldest tracked_at or -1, kyc pending, kyc oldest or -1, final, last_webhook_at or ''}:
+ * the oldest is read from each pending row (the indexes are ordered by next check, not by tracking).
+ */
+export const STATS = `local function pendingOf(index)
+  local oldest = -1
+  local members = redis.call('ZRANGE', index, 0, -1)
+  for _, member in ipairs(members) do
+    local at = tonumber(redis.call('HGET', ARGV[1] .. 'row:' .. member, 'tracked_at'))
+    if at and (oldest < 0 or at < oldest) then oldest = at end
+  end
+  return #members, oldest
+end
+local kybPending, kybOldest = pendingOf(KEYS[2])
+local kycPending, kycOldest = pendingOf(KEYS[4])
 local final = redis.call('ZCARD', KEYS[3]) + redis.call('ZCARD', KEYS[5])
-return {pending, final, redis.call('HGET', KEYS[1], 'last_webhook_at') or ''}`;
+return {kybPending, kybOldest, kycPending, kycOldest, final, redis.call('HGET', KEYS[1], 'last_webhook_at') or ''}`;

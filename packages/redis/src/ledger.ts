@@ -258,12 +258,20 @@ export function createRedisLedger(options: RedisLedgerOptions): RedisLedger {
     },
 
     async stats(): Promise<LedgerStats> {
-      const [pending, final, lastWebhookAt] = (await bounded(scripts.stats([keys.state, ...keys.indexes], []), 'ledger stats')) as [
-        number,
-        number,
-        string,
-      ];
-      return { pending, final, lastWebhookAt: dateOf(lastWebhookAt) };
+      const [kybPending, kybOldest, kycPending, kycOldest, final, lastWebhookAt] = (await bounded(
+        scripts.stats([keys.state, ...keys.indexes], [base]),
+        'ledger stats',
+      )) as [number, number, number, number, number, string];
+      const oldest = (at: number) => (at < 0 ? null : new Date(at));
+      return {
+        pending: kybPending + kycPending,
+        pendingByKind: {
+          kyb: { pending: kybPending, oldestTrackedAt: oldest(kybOldest) },
+          kyc: { pending: kycPending, oldestTrackedAt: oldest(kycOldest) },
+        },
+        final,
+        lastWebhookAt: dateOf(lastWebhookAt),
+      };
     },
   });
 }

@@ -35,7 +35,15 @@ describe.runIf(serverAvailable)('health of the Redis engines', () => {
       status: 'ok',
       checks: {
         inbox: { status: 'ok', stats: { pending: 1, retrying: 0, dead: 0, oldestPendingAt: expect.any(Date) } },
-        ledger: { status: 'ok', stats: { pending: 1, final: 0, lastWebhookAt: null } },
+        ledger: {
+          status: 'ok',
+          stats: {
+            pending: 1,
+            pendingByKind: { kyb: { pending: 0, oldestTrackedAt: null }, kyc: { pending: 1, oldestTrackedAt: expect.any(Date) } },
+            final: 0,
+            lastWebhookAt: null,
+          },
+        },
       },
     });
   });

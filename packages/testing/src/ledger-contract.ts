@@ -420,6 +420,13 @@ export function ledgerContract<Tx>(options: LedgerContractOptions<Tx>): LedgerCo
         const stats = await ledger.stats();
         expectEqual(stats.pending, 2, 'pending');
         expectEqual(stats.final, 1, 'final');
+        expectEqual(stats.pendingByKind.kyb.pending, 1, 'pending KYB');
+        expectEqual(stats.pendingByKind.kyc.pending, 1, 'pending KYC');
+        for (const kind of ['kyb', 'kyc'] as const) {
+          const oldest = stats.pendingByKind[kind].oldestTrackedAt;
+          if (oldest === null || Math.abs(oldest.getTime() - Date.now()) > CLOCK_SLACK_MS + 5_000)
+            throw new LedgerContractError(`the oldest pending ${kind} row's trackedAt is not about now: ${oldest?.toISOString()}`);
+        }
         if (stats.lastWebhookAt === null || Math.abs(stats.lastWebhookAt.getTime() - Date.now()) > CLOCK_SLACK_MS + 5_000)
           throw new LedgerContractError(`lastWebhookAt is not about now: ${stats.lastWebhookAt?.toISOString()}`);
         expectEqual((await ledger.list()).length, 3, 'list');

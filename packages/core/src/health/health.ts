@@ -132,8 +132,8 @@ export async function checkHealth(options: HealthOptions): Promise<HealthReport>
       check(
         'the ledger',
         async (): Promise<LedgerStats> => {
-          const { pending, final, lastWebhookAt } = await ledger.stats();
-          return { pending, final, lastWebhookAt };
+          const { pending, pendingByKind, final, lastWebhookAt } = await ledger.stats();
+          return { pending, pendingByKind, final, lastWebhookAt };
         },
         timeoutMs,
         () => [],

@@ -1,5 +1,6 @@
 import { VerikitError } from '../errors.js';
 import type { LeaseOutcome } from '../store/store.js';
+import type { EventSubject, IdentifyEvent } from '../webhook/identify.js';
 
 /** A verified delivery as the webhook route hands it to an inbox: its id, timestamp and exact body. */
 export interface InboxDelivery {
@@ -82,6 +83,72 @@ export interface InboxEngine<Tx = unknown> extends Inbox {
   replay(id: string): Promise<boolean>;
   /** Counts pending, retrying and dead events and ages the oldest pending one, in one read. */
   stats(): Promise<InboxStats>;
+}
+
+/** Where a stored event stands: waiting to run (or retrying), done, or dead-lettered. */
+export type InboxEventState = 'pending' | 'done' | 'dead';
+
+/** One stored event as an operator sees it ({@link InboxAdmin.get}); its body only when asked for. */
+export interface InboxRecord {
+  id: string;
+  state: InboxEventState;
+  /** Attempts so far (leases taken). */
+  attempts: number;
+  /** The last failed attempt's error (name, code, message: never a body), or `null`. */
+  lastError: string | null;
+  /** When the inbox accepted it. */
+  receivedAt: Date;
+  /** When it was done or dead-lettered; `null` while pending. */
+  finishedAt: Date | null;
+  /** Whether its body is still stored: `removed` once payload retention or an erasure took it (the id stays, for dedupe). */
+  payload: 'kept' | 'removed';
+  /** The body as received (opened when sealed), only when asked with `{ withPayload: true }` and still kept. */
+  body?: string;
+}
+
+/** Options of {@link InboxAdmin.deadLetters}: a page of dead letters, oldest first. */
+export interface DeadLetterQuery {
+  /** At most this many (default 100). */
+  limit?: number;
+  /** Only those received at or after this time. */
+  since?: Date;
+  /** Only those after this dead letter in the order (`receivedAt`, then id): the last id of the previous page. */
+  after?: string;
+}
+
+/** What {@link InboxAdmin.erase} did: stored bodies about the verification removed (their ids kept, for dedupe). */
+export interface InboxEraseResult {
+  /** Events whose body was removed; pending and dead ones among them are marked done, so nothing runs them. */
+  erased: number;
+}
+
+/** What {@link InboxAdmin.reseal} did. */
+export interface ResealResult {
+  /** Stored values sealed again under the current key (plain ones sealed for the first time). */
+  resealed: number;
+}
+
+/**
+ * What an operator does with a stored inbox, beyond what a worker needs: look at one event, page
+ * through and purge dead letters, erase what is stored about a verification, re-seal under a new
+ * key. The PostgreSQL and Redis inboxes implement it; the `verikit` CLI drives it.
+ */
+export interface InboxAdmin {
+  /** One stored event, or `undefined` when the inbox has no such id (never accepted, or pruned). */
+  get(id: string, options?: { withPayload?: boolean }): Promise<InboxRecord | undefined>;
+  /** Dead letters, oldest first, a page at a time. */
+  deadLetters(options?: DeadLetterQuery): Promise<DeadLetter[]>;
+  /** Queues a dead letter again with fresh attempts; false when there is no such dead letter. */
+  replay(id: string): Promise<boolean>;
+  /** Removes dead letters received before `before` (their ids are kept as done, for dedupe); answers how many. */
+  purgeDead(options: { before: Date }): Promise<number>;
+  /**
+   * Removes every stored body about `subject` (read with `identify`, default {@link defaultIdentify});
+   * a pending or dead event among them is marked done without running. The ids stay, for dedupe.
+   */
+  erase(subject: EventSubject, options?: { identify?: IdentifyEvent }): Promise<InboxEraseResult>;
+  /** Seals every stored body again under the current key (`encryption.keys[0]`), in batches. */
+  reseal(options?: { onProgress?: (resealed: number) => void }): Promise<ResealResult>;
 }
 
 /**

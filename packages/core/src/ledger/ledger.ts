@@ -88,10 +88,20 @@ export type RecordOutcome = 'changed' | 'unchanged' | 'stale';
 /** What `track` found: a new row, or one already there (tracking is idempotent). */
 export type TrackOutcome = 'tracked' | 'already-tracked';
 
+/** Pending verifications of one kind: how many, and since when the oldest has waited for a final status. */
+export interface LedgerPendingOfKind {
+  /** Rows of this kind not final yet. */
+  pending: number;
+  /** When the oldest of them was tracked (engine clock), or `null` when none is pending. */
+  oldestTrackedAt: Date | null;
+}
+
 /** Counts for dashboards and the "webhooks are silent" warning. */
 export interface LedgerStats {
   /** Rows not final yet. */
   pending: number;
+  /** `pending`, by kind, with the oldest of each. */
+  pendingByKind: Record<EventKind, LedgerPendingOfKind>;
   /** Rows whose last status is final. */
   final: number;
   /** When a webhook last led to an observation (changed or not), or `null`. */
@@ -153,6 +163,20 @@ export interface LedgerEngine<Tx = unknown> {
   stats(): Promise<LedgerStats>;
   /** Closes what the engine opened itself. */
   close?(): Promise<void>;
+}
+
+/**
+ * What an operator does with a ledger beyond observing: erase a verification's row, or have the
+ * reconcilers check one at once. The PostgreSQL, Redis and memory ledgers implement it.
+ */
+export interface LedgerAdmin {
+  /** Removes the row (status, fingerprint, times): what the ledger knew of the verification; false when there was none. */
+  erase(key: LedgerKey): Promise<boolean>;
+  /**
+   * Makes the row due now, so a running reconciler checks it next, within the read budget and with
+   * your `onChange`; false when the ledger does not track it.
+   */
+  checkSoon(key: LedgerKey): Promise<boolean>;
 }
 
 /** The ledger's answer to a refId it does not track (observe or check one that was never tracked). */

@@ -1,6 +1,7 @@
 import type { LeaseOutcome } from '../store/store.js';
 import {
   checkLedgerKey,
+  type LedgerAdmin,
   type LedgerChange,
   type LedgerEngine,
   type LedgerEntry,
@@ -37,7 +38,7 @@ const copy = ({ lock: _lock, ...entry }: Row): LedgerEntry => ({ ...entry });
  * A ledger in this process's memory: for tests and single-process tools. Gone on restart, so
  * nothing it records survives one; use `@verikit/postgres` or `@verikit/redis` in production.
  */
-export function createMemoryLedger(options: MemoryLedgerOptions = {}): LedgerEngine<MemoryLedgerTransaction> {
+export function createMemoryLedger(options: MemoryLedgerOptions = {}): LedgerEngine<MemoryLedgerTransaction> & LedgerAdmin {
   const now = options.now ?? Date.now;
   const rows = new Map<string, Row>();
   let nextRead = 0;
@@ -160,9 +161,27 @@ export function createMemoryLedger(options: MemoryLedgerOptions = {}): LedgerEng
         .map(copy);
     },
     async stats(): Promise<LedgerStats> {
-      let pending = 0;
-      for (const row of rows.values()) if (!row.final) pending++;
-      return { pending, final: rows.size - pending, lastWebhookAt: lastWebhookAt === null ? null : new Date(lastWebhookAt) };
+      const pendingByKind: LedgerStats['pendingByKind'] = {
+        kyb: { pending: 0, oldestTrackedAt: null },
+        kyc: { pending: 0, oldestTrackedAt: null },
+      };
+      for (const row of rows.values()) {
+        if (row.final) continue;
+        const ofKind = pendingByKind[row.kind];
+        ofKind.pending++;
+        if (ofKind.oldestTrackedAt === null || row.trackedAt < ofKind.oldestTrackedAt) ofKind.oldestTrackedAt = row.trackedAt;
+      }
+      const pending = pendingByKind.kyb.pending + pendingByKind.kyc.pending;
+      return { pending, pendingByKind, final: rows.size - pending, lastWebhookAt: lastWebhookAt === null ? null : new Date(lastWebhookAt) };
+    },
+    async erase(key: LedgerKey): Promise<boolean> {
+      return rows.delete(keyOf(checkLedgerKey(key)));
+    },
+    async checkSoon(key: LedgerKey): Promise<boolean> {
+      const row = rows.get(keyOf(checkLedgerKey(key)));
+      if (row === undefined) return false;
+      row.nextCheckAt = new Date(now());
+      return true;
     },
   };
 }
