@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createInboxWorker, createWebhookHandler, type InboxEngine, MemoryIdempotencyStore } from '../src/index.node.js';
+import { createInboxWorker, createWebhookHandler, type InboxEngine, MemoryIdempotencyStore, PayloadSealError } from '../src/index.node.js';
 import { idleInboxStats } from './helpers/fixtures.js';
 import { SECRET } from './helpers/sign.js';
 
@@ -62,5 +62,45 @@ describe('inbox mode options', () => {
     expect(() => createInboxWorker({ inbox: engine, onEvent: () => {}, eventTimeoutMs: 0 })).toThrow(
       /eventTimeoutMs must be a positive integer/,
     );
+  });
+});
+
+describe('an event whose stored body cannot be opened', () => {
+  it('fails its attempt with the sealing error and never reaches onEvent; the event is kept for a retry', async () => {
+    const unreadable = new PayloadSealError('unknown_key', 'old-key');
+    const pending = [{ id: 'msg_sealed', timestamp: 1, body: '', owner: 'o', attempt: 1, unreadable }];
+    const failures: Array<{ id: string; error: string; retryInMs: number | null }> = [];
+    let recorded: () => void = () => {};
+    const failed = new Promise<void>((resolve) => (recorded = resolve));
+    const engine = {
+      accept: async () => 'accepted' as const,
+      lease: async () => pending.splice(0),
+      extend: async () => 'ok' as const,
+      complete: async () => 'ok' as const,
+      fail: async (event: { id: string }, failure: { error: string; retryInMs: number | null }) => {
+        failures.push({ id: event.id, ...failure });
+        recorded();
+        return 'ok' as const;
+      },
+      // As the engines do: an aborted signal answers at once.
+      waitForWork: (signal: AbortSignal) =>
+        new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve()))),
+      deadLetters: async () => [],
+      replay: async () => false,
+      stats: idleInboxStats,
+    } satisfies InboxEngine<null>;
+    let ran = 0;
+    const worker = createInboxWorker({ inbox: engine, logger: false, onEvent: () => void ran++ });
+    worker.start();
+    await failed;
+    await worker.stop();
+    expect(ran).toBe(0);
+    expect(failures).toEqual([
+      {
+        id: 'msg_sealed',
+        error: expect.stringMatching(/^PayloadSealError \[payload_sealed\]: .*"old-key"/),
+        retryInMs: expect.any(Number),
+      },
+    ]);
   });
 });

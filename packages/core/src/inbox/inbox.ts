@@ -1,4 +1,5 @@
 import { VerikitError } from '../errors.js';
+import type { PayloadSealError } from '../privacy/seal.js';
 import type { LeaseOutcome } from '../store/store.js';
 import type { EventSubject, IdentifyEvent } from '../webhook/identify.js';
 
@@ -34,6 +35,12 @@ export interface InboxEvent extends InboxDelivery {
    * the ledger settles an event without a fetch of its own when a fetch for its refId started after it.
    */
   receivedAt?: Date;
+  /**
+   * Set when the engine could not open the stored body (a {@link PayloadSealError}: its key is
+   * missing or wrong); `body` is then empty. The worker fails the attempt with it and never runs the
+   * event: the stored value stays as it was, to be run or replayed once the key is given.
+   */
+  unreadable?: Error;
 }
 
 /** An event that ran out of attempts, kept for an operator to inspect and replay. */

@@ -266,6 +266,7 @@ export function createInboxWorker<Tx, LedgerTx = unknown>(options: InboxWorkerOp
     span?.set({ 'verikit.webhook.id': event.id, 'verikit.attempt': event.attempt });
     // Leased more often than allowed: an earlier attempt died with its worker. Running it again could kill this one too.
     if (event.attempt > maxAttempts) return failAttempt(event, new InboxEventAbandonedError(event.id, event.attempt, maxAttempts), span);
+    if (event.unreadable !== undefined) return failAttempt(event, event.unreadable, span);
     const subject = observer === undefined ? null : identifyEvent(event);
     const viaLedger = observer !== undefined && subject !== null ? { observer, subject } : undefined;
     try {
