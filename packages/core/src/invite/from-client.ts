@@ -22,10 +22,7 @@ export interface InviteCapableClient extends VerikitClient {
 export function inviteHandlerOf(client: VerikitClient): InviteHandlerFactory {
   const make = (client as Partial<InviteCapableClient>)[INVITE_HANDLER];
   if (typeof make !== 'function') {
-    throw new ConfigurationError(
-      'client',
-      'invite routes need a client made by createClient or clientFromEnv (or a copy of one: { ...client, kyb: ... })',
-    );
+    throw new ConfigurationError('client', 'invite routes need a client made by createClient or clientFromEnv');
   }
   return make;
 }
