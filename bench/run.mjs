@@ -1,5 +1,5 @@
 // `pnpm bench`: every benchmark in one run. Figures, not pass/fail: the quality bars are read off this output.
-// Flags: --quick (shorter runs), --verbose (print every round), --only=sizes|cold|verify|client|adapters|inbox|redis|ledger (one benchmark),
+// Flags: --quick (shorter runs), --verbose (print every round; sizes: verikit's files in each budgeted Worker), --only=sizes|cold|verify|client|adapters|inbox|redis|ledger (one benchmark),
 // --control (adapters: bare route vs bare route, the method's own spread),
 // --frameworks=express,fastify,hono and --rounds=N (adapters: which frameworks, how many rounds),
 // --json=<file> or --json <file> (also write every reported figure to a JSON file, to compare runs).
@@ -24,7 +24,7 @@ const jsonFlag = process.argv.indexOf('--json');
 const jsonFile = flagValue('json') ?? (jsonFlag > 0 ? process.argv[jsonFlag + 1] : undefined);
 if (jsonFlag > 0 && (jsonFile === undefined || jsonFile.startsWith('--'))) throw new Error('--json needs a file: --json=<file>');
 const selected = (name) => only === undefined || only === name;
-if (selected('sizes')) await benchSizes();
+if (selected('sizes')) await benchSizes({ verbose });
 if (selected('cold')) await benchCold({ verbose, ...(quick ? { rounds: 5 } : {}) });
 if (selected('verify')) await benchVerify({ verbose, ...(quick ? { durationMs: 300, rounds: 3 } : {}) });
 if (selected('client')) await benchClient({ verbose, ...(quick ? { durationMs: 400, rounds: 5 } : {}) });

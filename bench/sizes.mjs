@@ -70,19 +70,26 @@ export async function bundleSize(code) {
     logLevel: 'silent',
   });
   const bytes = result.outputFiles[0].contents;
-  const inputs = Object.keys(Object.values(result.metafile.outputs)[0].inputs);
-  return { min: bytes.length, gzip: gzipSync(bytes).length, inputs };
+  const bundled = Object.values(result.metafile.outputs)[0].inputs;
+  const inputs = Object.keys(bundled);
+  // Minified bytes each file leaves in the output (before gzip): where to look when a Worker grows.
+  const inputBytes = Object.fromEntries(Object.entries(bundled).map(([path, { bytesInOutput }]) => [path, bytesInOutput]));
+  return { min: bytes.length, gzip: gzipSync(bytes).length, inputs, inputBytes };
 }
 
-/** Prints each Worker's minified and gzip size, with the budget where there is one. */
-export async function benchSizes() {
+/** Prints each Worker's minified and gzip size, with the budget where there is one; `verbose` adds verikit's files in each budgeted Worker. */
+export async function benchSizes({ verbose = false } = {}) {
   console.log('sizes: a Worker bundled as wrangler does (esbuild, workerd conditions, minified), in KB:');
   for (const worker of WORKERS) {
-    const { min, gzip } = await bundleSize(worker.code);
+    const { min, gzip, inputBytes } = await bundleSize(worker.code);
     const budget =
       worker.budget === undefined ? '' : `  (budget <= ${worker.budget} KB gzip: ${gzip / 1024 <= worker.budget ? 'met' : 'NOT met'})`;
     console.log(
       `  ${worker.name.padEnd(66)} ${(min / 1024).toFixed(1).padStart(6)} min  ${(gzip / 1024).toFixed(1).padStart(5)} gzip${budget}`,
     );
+    if (verbose && worker.budget !== undefined) {
+      const ours = Object.entries(inputBytes).filter(([path]) => path.startsWith('packages/'));
+      for (const [path, bytes] of ours.sort((a, b) => b[1] - a[1])) console.log(`      ${String(bytes).padStart(6)} B min  ${path}`);
+    }
   }
 }

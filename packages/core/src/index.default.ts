@@ -9,7 +9,7 @@ import { TimerDeadlines } from './util/deadlines.js';
 import type { NodeRequestLike } from './util/node-request.js';
 import { runtimeName } from './util/runtime.js';
 import type { VerifyWebhookInput } from './webhook/api.js';
-import { webhookApi } from './webhook/api.js';
+import { fetchWebhookHandlerOn, verifyWebhookOn, verikitRoutesOn, webhookHandlerOn, webhookVerifierOn } from './webhook/api.js';
 import type { FetchWebhookHandler, FetchWebhookOptions } from './webhook/fetch-handler.js';
 import type { WebhookHandler, WebhookHandlerOptions } from './webhook/handler.js';
 import { webHmac } from './webhook/hmac-web.js';
@@ -26,7 +26,8 @@ export type { FetchWebhookHandler, FetchWebhookOptions } from './webhook/fetch-h
 export const unreadNodeRequest = (_value: unknown): NodeRequestLike | undefined => undefined;
 
 // A timer per deadline, armed within its request: Workers cancel a request's timers when it ends.
-const webhooks = webhookApi(webHmac, (lengthMs) => new TimerDeadlines(lengthMs));
+// The webhook functions below are bound to it one by one, marked pure: a bundler keeps only those an app calls.
+const platform = { engine: webHmac, makeDeadlines: (lengthMs: number) => new TimerDeadlines(lengthMs) };
 
 /** Client options outside Node (same as on Node, minus the undici pool settings). */
 export interface NodeClientOptions extends ClientOptions {}
@@ -55,10 +56,10 @@ export function clientFromEnv(
  * const verifier = createWebhookVerifier({ secrets: process.env.VERIKIT_WEBHOOK_SECRET! });
  * const { id } = await verifier.verify(req.headers, rawBody);
  */
-export const createWebhookVerifier: (options: WebhookVerifierOptions) => WebhookVerifier = webhooks.createWebhookVerifier;
+export const createWebhookVerifier: (options: WebhookVerifierOptions) => WebhookVerifier = /* @__PURE__ */ webhookVerifierOn(platform);
 
 /** Verifies one delivery (decoding the secrets on each call; keep a verifier for repeated use). */
-export const verifyWebhook: (input: VerifyWebhookInput) => Promise<VerifiedDelivery> = webhooks.verifyWebhook;
+export const verifyWebhook: (input: VerifyWebhookInput) => Promise<VerifiedDelivery> = /* @__PURE__ */ verifyWebhookOn(platform);
 
 /**
  * The framework-neutral webhook route: verify, dedupe by svix-id, run `onEvent` once, answer.
@@ -66,14 +67,14 @@ export const verifyWebhook: (input: VerifyWebhookInput) => Promise<VerifiedDeliv
  * const handle = createWebhookHandler({ secret, store: new MemoryIdempotencyStore(), client, onEvent: async (ctx) => save(await ctx.fetchResult()) });
  * const { status, headers, body } = await handle({ method: 'POST', headers: req.headers, body: rawBody });
  */
-export const createWebhookHandler: (options: WebhookHandlerOptions) => WebhookHandler = webhooks.createWebhookHandler;
+export const createWebhookHandler: (options: WebhookHandlerOptions) => WebhookHandler = /* @__PURE__ */ webhookHandlerOn(platform);
 
 /**
  * The route set every adapter mounts (webhook, KYB and KYC invites), framework-neutral.
  * Adapters call this; integrators normally use `@verikit/express`, `@verikit/fastify` or `@verikit/hono`.
  */
 export const createVerikitRoutes: <Req>(options: VerikitRoutesOptions<Req>, adapter?: AdapterInfo) => VerikitRoutes<Req> =
-  webhooks.createVerikitRoutes;
+  /* @__PURE__ */ verikitRoutesOn(platform);
 
 /**
  * The webhook route as a Fetch handler, `(request: Request) => Promise<Response>`: for a Next.js
@@ -83,7 +84,8 @@ export const createVerikitRoutes: <Req>(options: VerikitRoutesOptions<Req>, adap
  * const handle = createFetchWebhookHandler({ secret, store: new MemoryIdempotencyStore(), client, onEvent });
  * export const POST = (request: Request) => handle(request);
  */
-export const createFetchWebhookHandler: (options: FetchWebhookOptions) => FetchWebhookHandler = webhooks.createFetchWebhookHandler;
+export const createFetchWebhookHandler: (options: FetchWebhookOptions) => FetchWebhookHandler =
+  /* @__PURE__ */ fetchWebhookHandlerOn(platform);
 
 /**
  * The sealer the storage engines use for their `encryption` option: AES-256-GCM under the first key,

@@ -1,12 +1,7 @@
 import type { VerikitClient } from './client/client.js';
 import { ConfigurationError } from './errors.js';
-import {
-  createInviteHandler,
-  type InviteErrorPage,
-  type InviteHandler,
-  type KybInviteOptions,
-  type KycInviteOptions,
-} from './invite/handler.js';
+import { type InviteHandlerFactory, inviteHandlerOf } from './invite/from-client.js';
+import type { InviteErrorPage, InviteHandler, KybInviteOptions, KycInviteOptions } from './invite/handler.js';
 import type { DeadlinesFactory } from './util/deadlines.js';
 import { isPost, rawHeader } from './util/headers.js';
 import { type Logger, resolveLogger } from './util/logger.js';
@@ -109,10 +104,13 @@ export function createRoutesWith<Req>(
   if (webhook === undefined && invite?.kyb === undefined && invite?.kyc === undefined) {
     throw new ConfigurationError('options', 'give webhook and/or invite options: with neither there is no route to mount');
   }
+  let createInviteHandler: InviteHandlerFactory | undefined;
   if (invite?.kyb || invite?.kyc) {
     if (client === undefined) throw new ConfigurationError('client', 'invite routes need the client option');
     // At start, not at the first invite: a client without its link settings could only ever answer 500.
     client.assertLinksConfigured('the invite routes');
+    // From the client, so routes without invites (a webhook-only Worker) bundle no invite code.
+    createInviteHandler = inviteHandlerOf(client);
   }
   const routes: VerikitRoutes<Req> = {};
   if (webhook) {
@@ -125,9 +123,11 @@ export function createRoutesWith<Req>(
     );
   }
   const logger = resolveLogger(options.logger);
-  const inviteOptions = { logger, errorPage: invite?.errorPage };
-  if (invite?.kyb) routes.inviteKyb = createInviteHandler(client as VerikitClient, { kind: 'kyb', options: invite.kyb }, inviteOptions);
-  if (invite?.kyc) routes.inviteKyc = createInviteHandler(client as VerikitClient, { kind: 'kyc', options: invite.kyc }, inviteOptions);
+  if (createInviteHandler !== undefined) {
+    const inviteOptions = { logger, errorPage: invite?.errorPage };
+    if (invite?.kyb) routes.inviteKyb = createInviteHandler(client as VerikitClient, { kind: 'kyb', options: invite.kyb }, inviteOptions);
+    if (invite?.kyc) routes.inviteKyc = createInviteHandler(client as VerikitClient, { kind: 'kyc', options: invite.kyc }, inviteOptions);
+  }
   return routes;
 }
 

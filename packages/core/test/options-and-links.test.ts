@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import {
   buildVerificationLink,
@@ -10,6 +11,7 @@ import {
   isFinal,
   MemoryIdempotencyStore,
   readTokenExpiry,
+  type VerikitClient,
 } from '../src/index.node.js';
 import { fakeJwt } from './helpers/fixtures.js';
 
@@ -126,6 +128,53 @@ describe('a feature that needs the link settings fails at start, naming what to 
         webhook: { secret: `whsec_${btoa('k'.repeat(24))}`, store: new MemoryIdempotencyStore(), onEvent: () => {} },
       }).webhook,
     ).toBeDefined();
+    await client.close();
+  });
+});
+
+describe('invite routes build their handlers through the client (so a bundle without one carries no invite code)', () => {
+  const linked = { ...ok, webUrl: 'https://w.test', publicKey: 'pk' };
+  const invite = { kyb: { resolveBusiness: () => null } };
+  const asBrowserless = { method: 'POST', headers: {}, request: null };
+
+  it('over a client from createClient, or a copy of one, the invite route answers', async () => {
+    const client = createClient(linked);
+    for (const given of [client, { ...client, kyb: { ...client.kyb } }]) {
+      const routes = createVerikitRoutes<null>({ client: given, invite });
+      expect((await routes.inviteKyb?.(asBrowserless))?.status).toBe(401);
+    }
+    await client.close();
+  });
+
+  it('a client from the CommonJS build serves routes of the ESM build (two copies of the package)', async () => {
+    const cjs = createRequire(import.meta.url)('../dist/node.cjs') as typeof import('../src/index.node.js');
+    const client = cjs.createClient(linked);
+    const routes = createVerikitRoutes<null>({ client, invite });
+    expect((await routes.inviteKyb?.(asBrowserless))?.status).toBe(401);
+    await client.close();
+  });
+
+  it('a client made by hand cannot start invite routes: a ConfigurationError at start names the fix', async () => {
+    const client = createClient(linked);
+    const byHand: VerikitClient = {
+      kyb: client.kyb,
+      kyc: client.kyc,
+      verificationLink: (token) => client.verificationLink(token),
+      assertLinksConfigured: (feature) => client.assertLinksConfigured(feature),
+      close: () => client.close(),
+    };
+    let caught: unknown;
+    try {
+      createVerikitRoutes<null>({ client: byHand, invite });
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(ConfigurationError);
+    expect((caught as ConfigurationError).option).toBe('client');
+    expect((caught as Error).message).toMatch(/made by createClient or clientFromEnv/);
+    // Webhook routes need no more than they did: the client is only read by ctx.fetchResult().
+    const webhook = { secret: `whsec_${btoa('k'.repeat(24))}`, store: new MemoryIdempotencyStore(), onEvent: () => {} };
+    expect(createVerikitRoutes<null>({ client: byHand, webhook }).webhook).toBeDefined();
     await client.close();
   });
 });

@@ -7,15 +7,14 @@ import {
   type WebhookBodySource,
 } from '@verikit/core';
 import type { Context, Hono } from 'hono';
-// The smallest router: mounted with app.route(), the sub-app's routes move into the host's router;
-// served alone, three fixed routes need nothing faster. It keeps a webhook-only Worker small.
-import { Hono as TinyHono } from 'hono/tiny';
+import { HonoBase } from 'hono/hono-base';
+import { FixedPathRouter } from './fixed-path-router.js';
 
 /** Options of {@link verikitApp}, or a function of the first request's context (for secrets in `env(c)`). */
 export type VerikitAppOptions = VerikitRoutesOptions<Context> | ((c: Context) => VerikitRoutesOptions<Context>);
 
 const RAW_BODY_FIX =
-  'A middleware read c.req.raw before verikit: read bodies through c.req (c.req.json(), c.req.text()), which keeps the bytes for verikit, or mount verikitApp before that middleware.';
+  'A middleware read c.req.raw first: read bodies through c.req (c.req.json(), c.req.text()), which keeps the bytes, or mount verikitApp before it.';
 
 const respond = (answer: { status: number; headers: Record<string, string>; body: string }) =>
   new Response(answer.body === '' ? null : answer.body, { status: answer.status, headers: answer.headers });
@@ -59,7 +58,9 @@ export function verikitApp(options: VerikitAppOptions): Hono {
     routes ??= createVerikitRoutes((options as (c: Context) => VerikitRoutesOptions<Context>)(c), adapter);
     return routes;
   };
-  const app: Hono = new TinyHono();
+  // Mounted with app.route(), the routes move into the host's router: the sub-app brings no router of
+  // its own (neither Hono's default one nor hono/tiny's), so a Worker carries only the host's.
+  const app: Hono = new HonoBase({ router: new FixedPathRouter() });
   app.all('/webhook', async (c) => {
     const webhook = routesFor(c).webhook;
     if (!webhook) return c.notFound();

@@ -9,17 +9,30 @@ const worker = (prefix: string) => {
 };
 
 describe('what a Worker bundle of verikit carries', () => {
-  it('a webhook-only Worker carries no zod, no client and no undici, in at most 12 KB gzip', async () => {
+  // Neither the client (zod, undici) nor the invite routes: those come with createClient, which these Workers never call.
+  const webhookOnly = (inputs: string[]) => inputs.filter((path) => /zod|undici|client\/|schemas\/|invite\/handler/.test(path));
+
+  it('a webhook-only Worker carries no zod, no client, no undici and no invite code, in at most 12 KB gzip', async () => {
     const { gzip, inputs } = await bundleSize(worker('verikit: createFetchWebhookHandler'));
-    expect(inputs.filter((path) => /zod|undici|client\/|schemas\//.test(path))).toEqual([]);
+    expect(webhookOnly(inputs)).toEqual([]);
     expect(gzip).toBeLessThanOrEqual(12 * 1024);
   });
 
-  it('a Hono Worker (hono/tiny) mounting only the webhook route carries no zod, no client and no undici, in at most 15 KB gzip with Hono', async () => {
+  it('a Hono Worker (hono/tiny) mounting only the webhook route carries no zod, no client, no undici and no invite code, in at most 15 KB gzip with Hono', async () => {
     const { gzip, inputs } = await bundleSize(worker('verikit: hono/tiny + verikitApp, webhook route only'));
     expect(inputs.some((path) => path.includes('node_modules/hono/'))).toBe(true);
-    expect(inputs.filter((path) => /zod|undici|client\/|schemas\//.test(path))).toEqual([]);
+    expect(webhookOnly(inputs)).toEqual([]);
     expect(gzip).toBeLessThanOrEqual(15 * 1024);
+  });
+
+  it("a Hono Worker on the default preset mounting only the webhook route carries no router but the host's, and no client or invite code", async () => {
+    const { gzip, inputs } = await bundleSize(worker('verikit: Hono (default preset) + verikitApp, webhook route only'));
+    expect(inputs.some((path) => path.includes('hono/dist/router/smart-router/'))).toBe(true);
+    // The sub-app's routes move into the host's router when mounted: hono/tiny's router would be a second one.
+    expect(inputs.filter((path) => /hono\/dist\/(preset\/|router\/(pattern|linear)-router\/)/.test(path))).toEqual([]);
+    expect(webhookOnly(inputs)).toEqual([]);
+    // A guard against growth, at today's size: its budget, 15 KB (issue 23), is not met yet; pnpm bench prints both.
+    expect(gzip).toBeLessThanOrEqual(16.5 * 1024);
   });
 
   it('a Hono Worker with the client and invite routes stays within 40 KB gzip, with zod/mini and no locale', async () => {

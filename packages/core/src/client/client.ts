@@ -1,4 +1,6 @@
 import { ConfigurationError, InvalidArgumentError } from '../errors.js';
+import { INVITE_HANDLER, type InviteCapableClient } from '../invite/from-client.js';
+import { createInviteHandler } from '../invite/handler.js';
 import { trackCreation } from '../ledger/tracked-create.js';
 import { buildVerificationLink, readTokenExpiry } from '../link/link.js';
 import type { KybCaseDetails, KybCreateCaseResponse, KybDocumentFile, KybFlowsResponse, SignedDocumentUrl } from '../schemas/kyb.js';
@@ -119,7 +121,7 @@ export function createClientWithTransport(
   transport: Transport,
   platformAgent: string,
   loadParsers: ParsersSource,
-): VerikitClient {
+): InviteCapableClient {
   const resolved = resolveOptions(options, platformAgent, VERSION);
   const executor = new Executor(resolved, transport);
   const tracked = trackCreation(options.ledger, options.ledgerSchedule);
@@ -266,5 +268,6 @@ export function createClientWithTransport(
     },
     assertLinksConfigured,
     close: () => transport.close(),
+    [INVITE_HANDLER]: createInviteHandler,
   };
 }

@@ -58,7 +58,7 @@ export class StoreFullError extends VerikitError {
   constructor(maxEntries: number) {
     super(
       'store_full',
-      `the idempotency store holds ${maxEntries} ids (its maxEntries), all leased or handled within the retention: new deliveries are refused until some expire; raise maxEntries or use a shared store`,
+      `the idempotency store is full (maxEntries ${maxEntries}, every id leased or within its retention): raise maxEntries or use a shared store`,
     );
     this.maxEntries = maxEntries;
   }

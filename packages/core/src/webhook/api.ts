@@ -22,18 +22,42 @@ export interface VerifyWebhookInput extends Omit<WebhookVerifierOptions, 'secret
   body: WebhookBody;
 }
 
-/** The webhook functions bound to one platform's HMAC engine and deadlines; each build exports them bound to its own. */
-export function webhookApi<Key>(engine: HmacEngine<Key>, makeDeadlines: DeadlinesFactory) {
-  const createWebhookVerifier = (options: WebhookVerifierOptions): WebhookVerifier => createVerifierWith(options, engine);
-  const createWebhookHandler = (options: WebhookHandlerOptions): WebhookHandler =>
-    createHandlerWith(options, (o, secretOption) => createDeliveryCheck(o, engine, secretOption), makeDeadlines);
-  return {
-    createWebhookVerifier,
-    verifyWebhook: (input: VerifyWebhookInput): Promise<VerifiedDelivery> => createWebhookVerifier(input).verify(input.headers, input.body),
-    createWebhookHandler,
-    createVerikitRoutes: <Req>(options: VerikitRoutesOptions<Req>, adapter?: AdapterInfo): VerikitRoutes<Req> =>
-      createRoutesWith(options, createWebhookHandler, makeDeadlines, adapter),
-    createFetchWebhookHandler: (options: FetchWebhookOptions): FetchWebhookHandler =>
-      fetchWebhookHandlerWith(options, (o) => createRoutesWith(o, createWebhookHandler, makeDeadlines)),
-  };
+/** What the webhook functions are bound to in each build: its HMAC engine and its deadlines. */
+export interface WebhookPlatform<Key> {
+  engine: HmacEngine<Key>;
+  makeDeadlines: DeadlinesFactory;
 }
+
+// One binder per public function, not one object holding them all: each build binds them one export
+// at a time (annotated pure), so an app's bundler keeps only the functions the app calls.
+
+/** `createWebhookVerifier` on a platform. */
+export const webhookVerifierOn =
+  <Key>(platform: WebhookPlatform<Key>) =>
+  (options: WebhookVerifierOptions): WebhookVerifier =>
+    createVerifierWith(options, platform.engine);
+
+/** `verifyWebhook` on a platform. */
+export const verifyWebhookOn =
+  <Key>(platform: WebhookPlatform<Key>) =>
+  (input: VerifyWebhookInput): Promise<VerifiedDelivery> =>
+    createVerifierWith(input, platform.engine).verify(input.headers, input.body);
+
+/** `createWebhookHandler` on a platform. */
+export const webhookHandlerOn =
+  <Key>({ engine, makeDeadlines }: WebhookPlatform<Key>) =>
+  (options: WebhookHandlerOptions): WebhookHandler =>
+    createHandlerWith(options, (o, secretOption) => createDeliveryCheck(o, engine, secretOption), makeDeadlines);
+
+/** `createVerikitRoutes` on a platform. */
+export const verikitRoutesOn = <Key>(platform: WebhookPlatform<Key>) => {
+  const makeHandler = webhookHandlerOn(platform);
+  return <Req>(options: VerikitRoutesOptions<Req>, adapter?: AdapterInfo): VerikitRoutes<Req> =>
+    createRoutesWith(options, makeHandler, platform.makeDeadlines, adapter);
+};
+
+/** `createFetchWebhookHandler` on a platform. */
+export const fetchWebhookHandlerOn = <Key>(platform: WebhookPlatform<Key>) => {
+  const makeRoutes = verikitRoutesOn(platform);
+  return (options: FetchWebhookOptions): FetchWebhookHandler => fetchWebhookHandlerWith(options, makeRoutes);
+};

@@ -27,7 +27,7 @@ export const defaultIdentify: IdentifyEvent = (event) => {
   if (refId === undefined) return null;
   const name = (firstString(event.type, event.eventType, event.event_type, event.event) ?? '').toLowerCase();
   const hasKybCase = isRecord(data.kybCase) || isRecord(event.kybCase);
-  if (name.includes('kyb') || name.includes('business') || hasKybCase) return { kind: 'kyb', refId };
-  if (name.includes('kyc') || name.includes('session') || name.includes('user') || name.includes('identity')) return { kind: 'kyc', refId };
+  if (/kyb|business/.test(name) || hasKybCase) return { kind: 'kyb', refId };
+  if (/kyc|session|user|identity/.test(name)) return { kind: 'kyc', refId };
   return null;
 };

@@ -19,14 +19,14 @@ export function decodeSecrets(option: string, input: string | readonly string[] 
     const where = list.length > 1 ? `${option}[${index}]` : option;
     if (typeof secret !== 'string' || secret.length === 0) throw new ConfigurationError(option, `${where} is empty`);
     if (secret.trim() !== secret || /\s/.test(secret))
-      throw new ConfigurationError(option, `${where} contains whitespace (copy it again without spaces or newlines)`);
+      throw new ConfigurationError(option, `${where} contains whitespace: copy it without spaces or newlines`);
     const encoded = secret.startsWith(PREFIX) ? secret.slice(PREFIX.length) : secret;
     if (encoded.length === 0 || !BASE64.test(encoded)) throw new ConfigurationError(option, `${where} is not whsec_ followed by base64`);
     const key = Uint8Array.from(atob(encoded), (c) => c.charCodeAt(0));
     if (key.length < MIN_SECRET_BYTES)
       throw new ConfigurationError(
         option,
-        `${where} is too short (${key.length} bytes of key; at least ${MIN_SECRET_BYTES}, and the dashboard's secrets have 24): copy the whole whsec_ secret`,
+        `${where} is too short (${key.length} bytes of key, at least ${MIN_SECRET_BYTES}): copy the whole whsec_ secret`,
       );
     return key;
   });
