@@ -36,6 +36,8 @@ describe('createPayloadSealer', () => {
     const flipped = `${sealed.slice(0, -2)}${sealed.endsWith('A') ? 'B' : 'A'}${sealed.slice(-1)}`;
     await expect(before?.open(flipped, 'msg_1')).rejects.toMatchObject({ reason: 'unreadable' });
     await expect(before?.open('vk1.old.bad', 'msg_1')).rejects.toMatchObject({ reason: 'unreadable' });
+    const [, , iv, rest] = sealed.split('.');
+    await expect(before?.open(`vk1.old.${iv}.${rest}!`, 'msg_1')).rejects.toMatchObject({ reason: 'unreadable' });
   });
 
   it('its error never holds the key or the value', async () => {

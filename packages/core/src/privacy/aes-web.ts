@@ -1,7 +1,8 @@
-import type { AesGcmEngine } from './seal.js';
+import { type AesGcmEngine, webBase64 } from './seal.js';
 
 /** WebCrypto AES-256-GCM, for runtimes without Node built-ins. */
 export const webAesGcm: AesGcmEngine<Promise<CryptoKey>> = {
+  ...webBase64,
   importKey: (raw) => crypto.subtle.importKey('raw', raw as Uint8Array<ArrayBuffer>, { name: 'AES-GCM' }, false, ['encrypt', 'decrypt']),
   async encrypt(key, iv, plaintext, aad) {
     const params = { name: 'AES-GCM', iv: iv as Uint8Array<ArrayBuffer>, additionalData: aad as Uint8Array<ArrayBuffer> };
