@@ -356,7 +356,10 @@ export function createRedisInbox(options: RedisInboxOptions): RedisInbox {
         waiting = bull
           .getNextJob(token, { block: true })
           .then(async (job) => {
-            const event = job === undefined ? undefined : await take(job, token);
+            if (job === undefined) return;
+            // The worker that waited has stopped meanwhile: back to wait at once, for a running worker, rather than when its lock runs out.
+            if (signal.aborted) return void (await job.moveToWait(token));
+            const event = await take(job, token);
             if (event !== undefined) fetched.push(event);
           })
           .finally(() => {
