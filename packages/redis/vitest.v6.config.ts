@@ -17,6 +17,7 @@ export default defineProject({
       'test/store.test.ts',
       'test/inbox.test.ts',
       'test/inbox-admin.test.ts',
+      'test/reseal-race.test.ts',
       'test/job-id.test.ts',
       'test/refused-writes.test.ts',
       'test/health.test.ts',

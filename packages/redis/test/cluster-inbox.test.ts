@@ -6,6 +6,7 @@ import { inboxAdminCases } from '../../../test-support/inbox-admin.js';
 import { type LocalRedisCluster, requireRedisCluster, startRedisCluster } from '../../../test-support/redis-cluster.js';
 import { createRedisInbox, RedisCrossSlotError, type RedisInbox, type RedisTransaction } from '../src/index.js';
 import { redisAdminStorages } from './admin-storage.js';
+import { inboxAdminRedisCases } from './inbox-admin-redis.js';
 import { inboxSuite } from './inbox-suite.js';
 
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
@@ -41,6 +42,7 @@ describe.runIf(canRun)('the Redis inbox on BullMQ, on a local 3-master Redis Clu
     const storages = redisAdminStorages(() => redis);
     afterAll(() => storages.cleanup());
     inboxAdminCases(storages.fresh);
+    describe('on Redis itself', () => inboxAdminRedisCases(() => redis));
   });
 
   const inboxOn = (options: Partial<Parameters<typeof createRedisInbox>[0]>): RedisInbox => {

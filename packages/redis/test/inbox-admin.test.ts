@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe } from 'vitest';
 import { inboxAdminCases } from '../../../test-support/inbox-admin.js';
 import { REDIS_URL, requireService } from '../../../test-support/services.js';
 import { redisAdminStorages } from './admin-storage.js';
+import { inboxAdminRedisCases } from './inbox-admin-redis.js';
 
 const serverAvailable = await requireService('Redis', REDIS_URL);
 
@@ -18,4 +19,5 @@ describe.runIf(serverAvailable)('the Redis inbox on the real server: InboxAdmin,
   });
 
   inboxAdminCases(storages.fresh);
+  describe('on Redis itself', () => inboxAdminRedisCases(() => redis));
 });
