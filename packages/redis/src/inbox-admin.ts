@@ -29,7 +29,7 @@ export interface EventData {
 }
 
 /** The inbox's options about what it keeps and for how long, checked at creation. */
-export interface RetentionOptions {
+export interface RedisRetentionOptions {
   /** How long a done event keeps its body, in ms (default 1 hour; 0: removed at the first prune once done). Its id stays for `retentionMs`. */
   payloadRetentionMs?: number;
   /** The longest a dead letter keeps its body, in ms from when it died (default 30 days); past it, it is purged as `purgeDead` does. */
@@ -55,7 +55,7 @@ const wholeMs = (value: unknown, name: string, fallback: number, least: number):
 };
 
 /** The retention options with their defaults; a wrong one is a ConfigurationError at creation. */
-export function resolveRetention(options: RetentionOptions): Required<RetentionOptions> {
+export function resolveRetention(options: RedisRetentionOptions): Required<RedisRetentionOptions> {
   return {
     payloadRetentionMs: wholeMs(options.payloadRetentionMs, 'payloadRetentionMs', HOUR_MS, 0),
     deadLetterRetentionMs: wholeMs(options.deadLetterRetentionMs, 'deadLetterRetentionMs', 30 * DAY_MS, 0),
@@ -68,7 +68,7 @@ export function resolveRetention(options: RetentionOptions): Required<RetentionO
 export interface InboxAdminDeps {
   queue: Queue<EventData>;
   redis: RedisClient;
-  retention: Required<RetentionOptions>;
+  retention: Required<RedisRetentionOptions>;
   /** The configured sealer, or undefined without `encryption`. */
   sealer: PayloadSealer | undefined;
   /** Opens a stored body (sealed or plain) of the event `id`, or throws a PayloadSealError. */
