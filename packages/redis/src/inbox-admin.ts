@@ -165,7 +165,7 @@ export function createInboxAdmin(deps: InboxAdminDeps): InboxAdmin & { prune(): 
         receivedAt: new Date(job.timestamp),
         finishedAt: done && job.finishedOn !== undefined ? new Date(job.finishedOn) : null,
         payload: kept ? 'kept' : 'removed',
-        body: withPayload && kept ? await open(job.data.body as string, job.data.id) : undefined,
+        ...(withPayload && kept ? { body: await open(job.data.body as string, job.data.id) } : {}),
       };
     },
 
