@@ -88,13 +88,15 @@ export function inboxAdminRedisCases(redis: () => RedisClient): void {
     });
     // BullMQ's removeOnComplete (age: retentionMs) trims by the completed set's scores when a job completes.
     const trimming = inboxOn({ retentionMs: 60_000 });
-    for (const id of ['msg_layout_pending', 'msg_layout_dead'])
-      await redis().zadd(queue.toKey('completed'), Date.now() - 120_000, id);
+    for (const id of ['msg_layout_pending', 'msg_layout_dead']) await redis().zadd(queue.toKey('completed'), Date.now() - 120_000, id);
     const next = await leased(trimming, 'msg_layout_next', 'biz-next');
     expect(await trimming.complete(next, async () => {})).toBe('ok');
     expect(await data('msg_layout_pending')).toBeNull();
     expect(await data('msg_layout_dead')).toBeNull();
-    expect(JSON.parse((await data('msg_layout_done')) as string)).toEqual({ id: 'msg_layout_done', timestamp: timestamps.get('msg_layout_done') });
+    expect(JSON.parse((await data('msg_layout_done')) as string)).toEqual({
+      id: 'msg_layout_done',
+      timestamp: timestamps.get('msg_layout_done'),
+    });
   });
 
   it('a prune racing a completion keeps the job in the body index (its lock is held): its body is removed by the next prune, never left behind', async () => {
@@ -137,7 +139,12 @@ export function inboxAdminRedisCases(redis: () => RedisClient): void {
     await (await queue.getJob('msg_retried'))?.retry('completed');
     expect(await queue.getJobState('msg_retried')).toBe('waiting');
     const runs: string[] = [];
-    const worker = createInboxWorker({ inbox: inboxOn(), pollIntervalMs: 25, logger: false, onEvent: async (ctx) => void runs.push(ctx.id) });
+    const worker = createInboxWorker({
+      inbox: inboxOn(),
+      pollIntervalMs: 25,
+      logger: false,
+      onEvent: async (ctx) => void runs.push(ctx.id),
+    });
     worker.start();
     try {
       await until(async () => (await queue.getJobState('msg_retried')) === 'completed', 'the retried job completed');
@@ -151,7 +158,13 @@ export function inboxAdminRedisCases(redis: () => RedisClient): void {
     const { inbox, inboxOn } = fresh();
     const runs: string[] = [];
     const workerOn = (target: RedisInbox) =>
-      createInboxWorker({ inbox: target, pollIntervalMs: 25, leaseMs: 120_000, logger: false, onEvent: async (ctx) => void runs.push(ctx.id) });
+      createInboxWorker({
+        inbox: target,
+        pollIntervalMs: 25,
+        leaseMs: 120_000,
+        logger: false,
+        onEvent: async (ctx) => void runs.push(ctx.id),
+      });
     // Stopped once it waits for work: its inbox stays open, and its blocking fetch (BullMQ's marker wait) is still pending.
     const waiting = new Promise<void>((resolve) => {
       const wait = inbox.waitForWork;
@@ -201,7 +214,8 @@ export function inboxAdminRedisCases(redis: () => RedisClient): void {
 
   it('the dead-letter index follows BullMQ when they differ: an entry that is no dead letter is never listed, a dead letter it lacks is', async () => {
     const { inbox, queue, leased } = fresh();
-    for (const id of ['msg_dl_a', 'msg_dl_b']) expect(await inbox.fail(await leased(inbox, id, 'biz-dl'), { error: 'x', retryInMs: null })).toBe('ok');
+    for (const id of ['msg_dl_a', 'msg_dl_b'])
+      expect(await inbox.fail(await leased(inbox, id, 'biz-dl'), { error: 'x', retryInMs: null })).toBe('ok');
     // One dead letter missing from the index (as a dead-lettering whose ZADD was lost would leave it): sizes differ, rebuilt.
     await redis().zrem(queue.toKey('verikit:dead'), 'msg_dl_b');
     expect((await inbox.deadLetters()).map((letter) => letter.id).sort()).toEqual(['msg_dl_a', 'msg_dl_b']);
