@@ -400,7 +400,8 @@ describe.runIf(serverAvailable)('the Redis ledger on the real server', () => {
       const found: string[] = [];
       for (const key of await keys()) {
         const type = await redis.type(key);
-        const values = type === 'zset' ? await redis.zrange(key, 0, -1) : type === 'hash' ? Object.values(await redis.hgetall(key)) : [];
+        const values =
+          type === 'zset' ? await redis.zrange(key, '0', '-1') : type === 'hash' ? Object.values(await redis.hgetall(key)) : [];
         if (key.includes(refId) || values.some((value) => value.includes(refId))) found.push(key.slice(prefix.length));
       }
       return found.sort();

@@ -25,7 +25,7 @@ async function valueOf(server: Redis, key: string, type: string): Promise<string
     case 'set':
       return server.smembers(key);
     case 'zset':
-      return server.zrange(key, 0, -1, 'WITHSCORES');
+      return server.zrange(key, '0', '-1', 'WITHSCORES');
     case 'stream':
       return (await server.xrange(key, '-', '+')).map(([id, fields]) => `${id} ${fields.join(' ')}`);
     default:

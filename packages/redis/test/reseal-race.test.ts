@@ -52,7 +52,7 @@ describe.runIf(serverAvailable)('reseal against a body changed meanwhile, on the
       ['msg_race_1', 'biz-race-1'],
       ['msg_race_2', 'biz-race-2'],
       ['msg_race_3', 'biz-race-3'],
-    ])
+    ] as const)
       await plain.accept({ id, timestamp: 1_700_000_000, body: body(refId) });
     const rotated = inboxOn({
       redis,
