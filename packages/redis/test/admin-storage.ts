@@ -2,7 +2,7 @@ import type { AdminStorage } from '../../../test-support/inbox-admin.js';
 import { createRedisInbox, createRedisLedger, type RedisClient, type RedisInbox, type RedisInboxOptions } from '../src/index.js';
 import { jobIdFor } from '../src/job-id.js';
 import { defineScript } from '../src/scripts.js';
-import { rawScan } from './raw-scan.js';
+import { rawScan, removeKeys } from './raw-scan.js';
 
 const run = `${process.pid}-${Date.now().toString(36)}`;
 let storages = 0;
@@ -61,13 +61,7 @@ export function redisAdminStorages(redis: () => RedisClient) {
     /** Closes every inbox made, and removes every key written (on a Cluster, each storage's keys are on the master of its tag). */
     async cleanup(): Promise<void> {
       for (const inbox of opened.splice(0)) await inbox.close();
-      const client = redis();
-      const servers = 'nodes' in client && typeof client.nodes === 'function' ? client.nodes('master') : [client];
-      for (const server of servers)
-        for (const prefix of prefixes) {
-          const keys = await server.keys(`${prefix}*`);
-          if (keys.length > 0) await server.del(...keys);
-        }
+      await removeKeys(redis(), prefixes);
     },
   };
 }

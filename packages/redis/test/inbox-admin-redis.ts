@@ -2,7 +2,7 @@ import { createInboxWorker, type InboxEvent } from '@verikit/core';
 import { Job } from 'bullmq';
 import { afterAll, expect, it } from 'vitest';
 import { createRedisInbox, createRedisLedger, type RedisClient, type RedisInbox, type RedisInboxOptions } from '../src/index.js';
-import { rawScan } from './raw-scan.js';
+import { rawScan, removeKeys } from './raw-scan.js';
 
 const run = `${process.pid}-${Date.now().toString(36)}`;
 let queues = 0;
@@ -31,13 +31,7 @@ export function inboxAdminRedisCases(redis: () => RedisClient): void {
   const prefixes: string[] = [];
   afterAll(async () => {
     for (const thing of opened.reverse()) await thing.close();
-    const client = redis();
-    const servers = 'nodes' in client && typeof client.nodes === 'function' ? client.nodes('master') : [client];
-    for (const server of servers)
-      for (const prefix of prefixes) {
-        const keys = await server.keys(`${prefix}*`);
-        if (keys.length > 0) await server.del(...keys);
-      }
+    await removeKeys(redis(), prefixes);
   });
 
   /** A fresh queue (a hash tag of its own), and more inboxes over it. */

@@ -12,6 +12,17 @@ export interface RawScan {
 /** The servers that hold the keys: a single server itself, or every master of a Cluster. */
 const serversOf = (redis: RedisClient): Redis[] =>
   'nodes' in redis && typeof redis.nodes === 'function' ? redis.nodes('master') : [redis as Redis];
+/** The SCAN/KEYS pattern of every key starting with `prefix`: its glob characters matched as themselves. */
+const patternOf = (prefix: string) => `${prefix.replace(/[*?[\]\\]/g, '\\$&')}*`;
+
+/** Deletes every key starting with one of `prefixes`, on every server that holds keys. */
+export async function removeKeys(redis: RedisClient, prefixes: string[]): Promise<void> {
+  for (const server of serversOf(redis))
+    for (const prefix of prefixes) {
+      const keys = await server.keys(patternOf(prefix));
+      if (keys.length > 0) await server.del(...keys);
+    }
+}
 
 /** The value of `key` (of `type`) as lines of text, read with the command of its type. */
 async function readValue(server: Redis, key: string, type: string): Promise<string[]> {
@@ -21,7 +32,7 @@ async function readValue(server: Redis, key: string, type: string): Promise<stri
     case 'hash':
       return Object.entries(await server.hgetall(key)).map(([field, value]) => `${field}=${value}`);
     case 'list':
-      return server.lrange(key, 0, -1);
+      return server.lrange(key, '0', '-1');
     case 'set':
       return server.smembers(key);
     case 'zset':
@@ -43,8 +54,7 @@ export async function rawScan(redis: RedisClient, prefixes: string[]): Promise<R
   const lines: string[] = [];
   for (const server of serversOf(redis)) {
     for (const prefix of prefixes) {
-      // Glob characters in a prefix are matched as themselves.
-      const pattern = `${prefix.replace(/[*?[\]\\]/g, '\\$&')}*`;
+      const pattern = patternOf(prefix);
       let cursor = '0';
       do {
         const [next, keys] = await server.scan(cursor, 'MATCH', pattern, 'COUNT', 1_000);
