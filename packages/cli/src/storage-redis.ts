@@ -1,0 +1,69 @@
+import type { RedisInbox, RedisInboxOptions, RedisLedger } from '@verikit/redis';
+import { CliError } from './errors.js';
+import { CONNECT_TIMEOUT_MS, installedVersion, loadPeer, type Storage, type StorageOptions } from './storage.js';
+import type { Target } from './target.js';
+
+/** verikit on Redis through the app's `@verikit/redis`, on a connection of the CLI's own. */
+export async function openRedis(target: Target, options: StorageOptions): Promise<Storage> {
+  const [{ Redis }, engine] = await Promise.all([
+    loadPeer('redis', () => import('ioredis')),
+    loadPeer('redis', () => import('@verikit/redis')),
+  ]);
+  const queue = options.queue ?? 'verikit-inbox';
+  const prefix = options.prefix ?? '{verikit}';
+  const where = target.where;
+  // No reconnection: a CLI reports a lost server at once rather than wait for it.
+  const redis = new Redis(target.url, {
+    lazyConnect: true,
+    connectTimeout: CONNECT_TIMEOUT_MS,
+    maxRetriesPerRequest: 1,
+    retryStrategy: () => null,
+  });
+  // Failures reach the caller through the commands; an unheard 'error' event would end the process.
+  let lastError: unknown;
+  redis.on('error', (error) => {
+    lastError = error;
+  });
+  try {
+    await redis.connect();
+  } catch (error) {
+    redis.disconnect();
+    // Without reconnection, connect() rejects with "Connection is closed."; the event before it says why (ECONNREFUSED).
+    throw lastError ?? error;
+  }
+  let inbox: RedisInbox | undefined;
+  let ledger: RedisLedger | undefined;
+  const quiet = { persistence: 'ignore', logger: false } as const;
+
+  return {
+    engine: 'redis',
+    where,
+    setUpHint: '--queue and --prefix',
+    engineVersion: `@verikit/redis ${installedVersion('@verikit/redis') ?? ''}`.trim(),
+    async inbox() {
+      if (inbox === undefined) {
+        // BullMQ writes the queue's meta key when a Queue is made, so look before making one: a wrong
+        // --queue or --prefix must not leave a queue of that name behind.
+        if ((await redis.exists(`${prefix}:${queue}:meta`)) === 0)
+          throw new CliError(
+            'notSetUp',
+            `${where} has no inbox queue ${JSON.stringify(queue)} under the prefix ${JSON.stringify(prefix)}: the app has not run against this Redis, or names them otherwise (pass --queue and --prefix)`,
+          );
+        const settings: RedisInboxOptions = { redis, queueName: queue, prefix, ...quiet };
+        inbox = engine.createRedisInbox({ ...settings, ...(options.encryption && { encryption: options.encryption }) });
+      }
+      return inbox;
+    },
+    async ledger() {
+      ledger ??= engine.createRedisLedger({ redis, ...(options.ledgerPrefix !== undefined && { prefix: options.ledgerPrefix }), ...quiet });
+      return ledger;
+    },
+    async close() {
+      const own = inbox;
+      inbox = ledger = undefined;
+      await own?.close();
+      if (redis.status === 'ready') await redis.quit().catch(() => redis.disconnect());
+      else redis.disconnect();
+    },
+  };
+}
