@@ -15,6 +15,7 @@ export async function openRedis(target: Target, options: StorageOptions): Promis
   // No reconnection: a CLI reports a lost server at once rather than wait for it.
   const redis = new Redis(target.url, {
     lazyConnect: true,
+    connectionName: 'verikit-cli',
     connectTimeout: CONNECT_TIMEOUT_MS,
     maxRetriesPerRequest: 1,
     retryStrategy: () => null,
@@ -27,7 +28,8 @@ export async function openRedis(target: Target, options: StorageOptions): Promis
   try {
     await redis.connect();
   } catch (error) {
-    redis.disconnect();
+    // Already ended without reconnection; disconnect() on an ended client would hold the process for its 2 s disconnectTimeout.
+    if (redis.status !== 'end') redis.disconnect();
     // Without reconnection, connect() rejects with "Connection is closed."; the event before it says why (ECONNREFUSED).
     throw lastError ?? error;
   }
@@ -63,7 +65,7 @@ export async function openRedis(target: Target, options: StorageOptions): Promis
       inbox = ledger = undefined;
       await own?.close();
       if (redis.status === 'ready') await redis.quit().catch(() => redis.disconnect());
-      else redis.disconnect();
+      else if (redis.status !== 'end') redis.disconnect();
     },
   };
 }

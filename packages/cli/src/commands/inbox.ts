@@ -59,10 +59,10 @@ const dead: Command = {
   },
   keys: 'unused',
   async run(context) {
-    const { storage, inbox } = await openInbox(context);
     const limit = context.values.limit === undefined ? 50 : parseCount(String(context.values.limit), '--limit', 1, 10_000);
     const since = context.values.since === undefined ? undefined : parseTime(String(context.values.since), '--since', context.now());
     const after = context.values.after as string | undefined;
+    const { storage, inbox } = await openInbox(context);
     // Before InboxAdmin, an engine's deadLetters ignored since and after: asking it would answer the wrong page.
     if (since !== undefined || after !== undefined) operation(storage, inbox, 'get', 'inbox dead --since/--after');
     const page = await inbox.deadLetters({ limit: limit + 1, since, after });
