@@ -1,4 +1,4 @@
-import { ConfigurationError, DEFAULT_RETENTION_MS, type LeaseOutcome } from '@verikit/core';
+import { ConfigurationError, DEFAULT_RETENTION_MS, InvalidArgumentError, type LeaseOutcome } from '@verikit/core';
 
 /**
  * What verikit needs of a database: `query(text, params)` answering `{ rows }`. A `pg` Pool or
@@ -87,7 +87,10 @@ export interface PostgresTableOptions {
 export interface PostgresMaintenance {
   /** Creates the schema and tables when missing; safe to run from every instance at once. */
   migrate(): Promise<void>;
-  /** Deletes rows past their time in batches; answers how many. Runs by itself every `pruneIntervalMs`. */
+  /**
+   * Deletes rows past their time (and, on the inbox, removes bodies past their retention) in batches;
+   * answers how many rows it changed. Runs by itself every `pruneIntervalMs`.
+   */
   prune(): Promise<number>;
   /** Stops background work. It never ends the `db` you passed in: that is yours. */
   close(): Promise<void>;
@@ -138,3 +141,18 @@ export const msFromNow = (param: string): string => `now() + ${msInterval(param)
 
 /** An owner's call that matched its row (`RETURNING` gave one) is `ok`; one that matched none is `stale`. */
 export const leaseOutcome = (rows: unknown[]): LeaseOutcome => (rows.length > 0 ? 'ok' : 'stale');
+
+/** A time as a statement parameter; anything but a valid Date (or `null` where allowed) is refused before it reaches SQL. */
+export function timestamp(value: Date | null, name: string, nullable: boolean): string | null {
+  if (value === null && nullable) return null;
+  if (!(value instanceof Date) || Number.isNaN(value.getTime())) {
+    throw new InvalidArgumentError(`${name} must be a valid Date${nullable ? ' or null' : ''}`);
+  }
+  return value.toISOString();
+}
+
+/** A count as a statement parameter: a whole number of at least `min`, else an {@link InvalidArgumentError} naming it. */
+export function wholeCount(value: unknown, name: string, min: number): number {
+  if (!Number.isInteger(value) || (value as number) < min) throw new InvalidArgumentError(`${name} must be a whole number >= ${min}`);
+  return value as number;
+}

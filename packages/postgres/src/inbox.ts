@@ -1,4 +1,15 @@
-import type { AcceptResult, DeadLetter, InboxDelivery, InboxEngine, InboxEvent, InboxStats, LeaseOutcome } from '@verikit/core';
+import type {
+  AcceptResult,
+  DeadLetter,
+  DeadLetterQuery,
+  EncryptionOptions,
+  InboxAdmin,
+  InboxDelivery,
+  InboxEngine,
+  InboxEvent,
+  InboxStats,
+  LeaseOutcome,
+} from '@verikit/core';
 import { type Bound, ownersCall, runBounded } from './bounded.js';
 import {
   msFromNow,
@@ -9,20 +20,35 @@ import {
   statement,
   wholeMs,
 } from './db.js';
+import { createInboxAdmin } from './inbox-admin.js';
 import { checkCanListen, listen } from './listener.js';
 import { migrateSchema } from './migrate.js';
 import { createNotifier } from './notifier.js';
+import { storedPayloads } from './payloads.js';
 import { createPruner } from './pruner.js';
+import { inboxPruning, type PayloadRetentionOptions, resolvePayloadRetention } from './retention.js';
 import { checkTransactional, inLazyTransaction } from './transaction.js';
 
 /** Options of {@link createPostgresInbox}. */
-export interface PostgresInboxOptions extends PostgresTableOptions {
+export interface PostgresInboxOptions extends PostgresTableOptions, PayloadRetentionOptions {
   /** A `pg` Pool (each event runs in a transaction on a connection of its own) or a PGlite instance. */
   db: Queryable;
+  /**
+   * Seals stored bodies with AES-256-GCM under your keys (`{ keys: [{ id, key }] }`: the first seals,
+   * any opens, so keys rotate; `reseal()` moves old bodies to the current key). Bodies stored before
+   * it was on still open. Without it, bodies are stored as received.
+   */
+  encryption?: EncryptionOptions;
 }
 
-/** An inbox on PostgreSQL: `accept` for the webhook route, the rest for `createInboxWorker`. `ctx.sql` is the event's transaction. */
-export interface PostgresInbox extends InboxEngine<Queryable>, PostgresMaintenance {}
+/**
+ * An inbox on PostgreSQL: `accept` for the webhook route, the worker's side for `createInboxWorker`
+ * (`ctx.sql` is the event's transaction), and the operator's (get, dead letters, purge, erase, reseal).
+ */
+export interface PostgresInbox extends InboxEngine<Queryable>, InboxAdmin, PostgresMaintenance {
+  /** Dead letters, oldest first, a page at a time (`after`: the last id of the previous page). */
+  deadLetters(options?: DeadLetterQuery): Promise<DeadLetter[]>;
+}
 
 /** Thrown inside an event's transaction when its lease turned out to be someone else's: rolls back the work too. */
 class LeaseGone extends Error {}
@@ -43,6 +69,9 @@ export function createPostgresInbox(options: PostgresInboxOptions): PostgresInbo
     options,
     'createPostgresInbox',
   );
+  const retention = resolvePayloadRetention(options);
+  const payloads = storedPayloads(options.encryption);
+  const { sealer } = payloads;
   checkTransactional(db, 'the inbox', 'each event');
   checkCanListen(db);
   const bound: Bound = { db, timeoutMs };
@@ -63,19 +92,15 @@ RETURNING id, payload, svix_timestamp, attempts, received_at`);
   const extendSql = statement(
     `UPDATE ${table} SET leased_until = ${msFromNow('$3')} WHERE id = $1 AND owner = $2 AND state IN ('pending', 'done') RETURNING 1 AS ok`,
   );
+  // With no payload retention the body goes as the event is done, in the same statement.
   const doneSql = statement(
-    `UPDATE ${table} SET state = 'done', next_run_at = NULL, finished_at = now(), leased_until = NULL WHERE id = $1 AND owner = $2 AND state = 'pending' RETURNING 1 AS ok`,
+    `UPDATE ${table} SET state = 'done', next_run_at = NULL, finished_at = now(), leased_until = NULL${retention.payloadRetentionMs === 0 ? ', payload = NULL' : ''} WHERE id = $1 AND owner = $2 AND state = 'pending' RETURNING 1 AS ok`,
   );
   const failSql = statement(`UPDATE ${table} SET owner = NULL, leased_until = NULL, last_error = $3,
   state = CASE WHEN $4::double precision IS NULL THEN 'dead' ELSE 'pending' END,
   next_run_at = CASE WHEN $4::double precision IS NULL THEN NULL ELSE ${msFromNow('$4')} END,
   finished_at = CASE WHEN $4::double precision IS NULL THEN now() ELSE NULL END
 WHERE id = $1 AND owner = $2 AND state = 'pending' RETURNING 1 AS ok`);
-  const replaySql = `WITH again AS (
-  UPDATE ${table} SET state = 'pending', attempts = 0, next_run_at = now(), last_error = NULL, finished_at = NULL, owner = NULL, leased_until = NULL
-  WHERE id = $1 AND state = 'dead' RETURNING id
-), woken AS (SELECT pg_notify($2, '') FROM again)
-SELECT (SELECT count(*) FROM again)::int AS replayed, (SELECT count(*) FROM woken)::int AS woken`;
   // Pending rows through the due index, dead ones through theirs: the done rows kept for dedupe are never read. The age is
   // taken on the database's clock, the one received_at is on.
   const statsSql = statement(`WITH pending AS (
@@ -89,13 +114,14 @@ SELECT pending, retrying, (SELECT count(*) FROM ${table} WHERE state = 'dead')::
 FROM pending`);
   const pruner = createPruner({
     bound,
-    deleteSql: `DELETE FROM ${table} WHERE id IN (SELECT id FROM ${table} WHERE state = 'done' AND finished_at <= now() - ${wholeMs(retentionMs)} * interval '1 millisecond' LIMIT $1)`,
+    statements: inboxPruning(table, { retentionMs, ...retention }),
     batchSize: pruneBatchSize,
     intervalMs: pruneIntervalMs,
     onError: report,
   });
 
   const notifier = createNotifier({ bound, channel, onError: report });
+  const admin = createInboxAdmin({ bound, table, channel, payloads, batchSize: pruneBatchSize });
 
   // Waiters woken by a notification; the listening connection is made on the first wait and remade after a failure.
   const waiters = new Set<() => void>();
@@ -116,6 +142,7 @@ FROM pending`);
     });
 
   return {
+    ...admin,
     async migrate() {
       await migrateSchema(db, schema);
     },
@@ -130,7 +157,9 @@ FROM pending`);
     },
     async accept(delivery: InboxDelivery): Promise<AcceptResult> {
       pruner.start();
-      const result = await runBounded(bound, 'the accept', (q) => q.query(acceptSql, [delivery.id, delivery.body, delivery.timestamp]));
+      // Without encryption the body is stored as it came: no await, no copy on the route's path.
+      const payload = sealer === undefined ? delivery.body : await sealer.seal(delivery.body, delivery.id);
+      const result = await runBounded(bound, 'the accept', (q) => q.query(acceptSql, [delivery.id, payload, delivery.timestamp]));
       // pg counts the rows written in rowCount, PGlite in affectedRows: 0 when the id was there already.
       if ((result.rowCount ?? result.affectedRows) === 0) return 'duplicate';
       // Committed: wake this process's workers now, and every instance's through NOTIFY.
@@ -148,14 +177,17 @@ FROM pending`);
           if (late.rows.length > 0) runBounded(bound, 'handing back a late lease', (q) => q.query(unleaseSql, [owner])).catch(report);
         },
       );
-      return rows.map((row) => ({
-        id: String(row.id),
-        body: String(row.payload),
-        timestamp: Number(row.svix_timestamp),
-        attempt: Number(row.attempts),
-        owner,
-        receivedAt: new Date(row.received_at as string | Date),
-      }));
+      // A body that does not open is handed over empty, with the error: the worker fails that attempt, and the stored value stays.
+      return Promise.all(
+        rows.map(async (row) => ({
+          id: String(row.id),
+          ...(await payloads.forLease(String(row.payload), String(row.id))),
+          timestamp: Number(row.svix_timestamp),
+          attempt: Number(row.attempts),
+          owner,
+          receivedAt: new Date(row.received_at as string | Date),
+        })),
+      );
     },
     extend: (event: InboxEvent, leaseMs: number): Promise<LeaseOutcome> =>
       ownersCall(bound, 'an extension', extendSql, [event.id, event.owner, wholeMs(leaseMs)]),
@@ -196,17 +228,6 @@ FROM pending`);
         signal.addEventListener('abort', done, { once: true });
       });
     },
-    async deadLetters({ limit = 100 } = {}): Promise<DeadLetter[]> {
-      const { rows } = await runBounded(bound, 'listing dead letters', (q) =>
-        q.query(`SELECT id, attempts, last_error, received_at FROM ${table} WHERE state = 'dead' ORDER BY received_at LIMIT $1`, [limit]),
-      );
-      return rows.map((row) => ({
-        id: String(row.id),
-        attempts: Number(row.attempts),
-        lastError: row.last_error === null ? null : String(row.last_error),
-        receivedAt: new Date(row.received_at as string | Date),
-      }));
-    },
     async stats(): Promise<InboxStats> {
       const { rows } = await runBounded(bound, 'reading stats', (q) => statsSql.run(q, []));
       const row = rows[0] ?? {};
@@ -218,10 +239,6 @@ FROM pending`);
         oldestPendingAt: oldest,
         oldestPendingAgeMs: oldest === null ? null : wholeMs(Number(row.age_ms)),
       };
-    },
-    async replay(id: string): Promise<boolean> {
-      const { rows } = await runBounded(bound, 'a replay', (q) => q.query(replaySql, [id, channel]));
-      return Number(rows[0]?.replayed ?? 0) > 0;
     },
   };
 }

@@ -4,6 +4,7 @@ import {
   type EventKind,
   InvalidArgumentError,
   type LeaseOutcome,
+  type LedgerAdmin,
   type LedgerChange,
   type LedgerEngine,
   type LedgerEntry,
@@ -25,6 +26,8 @@ import {
   type Queryable,
   resolveTableOptions,
   statement,
+  timestamp,
+  wholeCount,
   wholeMs,
 } from './db.js';
 import { migrateSchema } from './migrate.js';
@@ -37,7 +40,7 @@ export interface PostgresLedgerOptions extends Pick<PostgresTableOptions, 'schem
 }
 
 /** The verification ledger on PostgreSQL: `ctx.sql` of `onChange` is the transaction that records the change. */
-export interface PostgresLedger extends LedgerEngine<Queryable>, Omit<PostgresMaintenance, 'prune'> {
+export interface PostgresLedger extends LedgerEngine<Queryable>, LedgerAdmin, Omit<PostgresMaintenance, 'prune'> {
   /** Nothing to stop: the ledger runs no background work and never ends the `db` you passed in. */
   close(): Promise<void>;
 }
@@ -102,20 +105,6 @@ function lockOf(row: Record<string, unknown>, askedAt: number, leaseMs: number):
   return lock;
 }
 
-/** A time as a statement parameter; anything but a valid Date (or `null` where allowed) is refused before it reaches SQL. */
-function timestamp(value: Date | null, name: string, nullable: boolean): string | null {
-  if (value === null && nullable) return null;
-  if (!(value instanceof Date) || Number.isNaN(value.getTime())) {
-    throw new InvalidArgumentError(`${name} must be a valid Date${nullable ? ' or null' : ''}`);
-  }
-  return value.toISOString();
-}
-
-function count(value: unknown, name: string, min: number): number {
-  if (!Number.isInteger(value) || (value as number) < min) throw new InvalidArgumentError(`${name} must be a whole number >= ${min}`);
-  return value as number;
-}
-
 /**
  * The verification ledger on PostgreSQL (or PGlite): a row per `(kind, refId)` in
  * `<schema>.verikit_ledger`, and one row of shared state (the read budget, the last webhook) in
@@ -139,6 +128,9 @@ export function createPostgresLedger(options: PostgresLedgerOptions): PostgresLe
     `INSERT INTO ${table} (kind, ref_id, next_check_at) VALUES ($1, $2, $3::timestamptz) ON CONFLICT (kind, ref_id) DO NOTHING RETURNING 1 AS ok`,
   );
   const forgetSql = statement(`DELETE FROM ${table} WHERE kind = $1 AND ref_id = $2 AND version = 0 RETURNING 1 AS ok`);
+  // A change being recorded holds the row: the erasure waits for it, then takes the row, and the holder's lock is gone with it.
+  const eraseSql = `DELETE FROM ${table} WHERE kind = $1 AND ref_id = $2 RETURNING 1 AS ok`;
+  const checkSoonSql = `UPDATE ${table} SET next_check_at = now() WHERE kind = $1 AND ref_id = $2 RETURNING 1 AS ok`;
   const getSql = statement(`SELECT ${ENTRY} FROM ${table} WHERE kind = $1 AND ref_id = $2`);
   // A row held by a record transaction (its lock run out while onChange runs) is skipped, not waited
   // for: it is busy until that commits, and waiting would hold this call up for as long as onChange.
@@ -327,7 +319,7 @@ FROM ${table}`);
         ...keyParams(lock.key),
         lock.token,
         due,
-        count(failures, 'failures', 0),
+        wholeCount(failures, 'failures', 0),
       ]);
     },
     async claimDue({ limit, leaseMs }: { limit: number; leaseMs: number }): Promise<LedgerLock[]> {
@@ -335,7 +327,7 @@ FROM ${table}`);
       const { rows } = await runBounded(
         bound,
         'claiming due ledger rows',
-        (q) => claimDueSql.run(q, [count(limit, 'limit', 0), wholeMs(leaseMs)]),
+        (q) => claimDueSql.run(q, [wholeCount(limit, 'limit', 0), wholeMs(leaseMs)]),
         (late) => unlockLate(late.rows),
       );
       // RETURNING keeps no order: oldest due first, as the contract says.
@@ -359,9 +351,19 @@ FROM ${table}`);
         throw new InvalidArgumentError(`ledger kind must be "kyb" or "kyc", not ${JSON.stringify(kind)}`);
       }
       const { rows } = await runBounded(bound, 'listing the ledger', (q) =>
-        listSql.run(q, [pending === true, kind ?? null, count(limit, 'limit', 0)]),
+        listSql.run(q, [pending === true, kind ?? null, wholeCount(limit, 'limit', 0)]),
       );
       return rows.map(entryOf);
+    },
+    async erase(key: LedgerKey): Promise<boolean> {
+      const params = keyParams(key);
+      const { rows } = await runBounded(bound, 'erasing a ledger row', (q) => q.query(eraseSql, params));
+      return rows.length > 0;
+    },
+    async checkSoon(key: LedgerKey): Promise<boolean> {
+      const params = keyParams(key);
+      const { rows } = await runBounded(bound, 'making a ledger row due', (q) => q.query(checkSoonSql, params));
+      return rows.length > 0;
     },
     async stats(): Promise<LedgerStats> {
       const { rows } = await runBounded(bound, 'counting the ledger', (q) => statsSql.run(q, []));

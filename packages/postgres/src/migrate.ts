@@ -19,7 +19,8 @@ BEGIN
   CREATE INDEX IF NOT EXISTS verikit_receipts_expires_at ON ${schema}.verikit_receipts (expires_at);
   CREATE TABLE IF NOT EXISTS ${schema}.verikit_inbox (
     id text PRIMARY KEY,
-    payload text NOT NULL,
+    -- The body (sealed when encryption is on); NULL once payload retention, a purge or an erasure removed it.
+    payload text,
     svix_timestamp bigint NOT NULL,
     received_at timestamptz NOT NULL DEFAULT now(),
     attempts integer NOT NULL DEFAULT 0,
@@ -33,8 +34,18 @@ BEGIN
     -- next_run_at alone, which the planner reads right even before the table has statistics.
     CONSTRAINT verikit_inbox_due_when_pending CHECK ((state = 'pending') = (next_run_at IS NOT NULL))
   );
+  -- Tables made before payload retention kept every body: the check makes the upgrade (a catalog
+  -- change under a short exclusive lock) run once, not take that lock at every start.
+  IF EXISTS (
+    SELECT 1 FROM pg_attribute WHERE attrelid = ${literal(`${schema}.verikit_inbox`)}::regclass AND attname = 'payload' AND attnotnull
+  ) THEN
+    ALTER TABLE ${schema}.verikit_inbox ALTER COLUMN payload DROP NOT NULL;
+  END IF;
   CREATE INDEX IF NOT EXISTS verikit_inbox_due ON ${schema}.verikit_inbox (next_run_at) WHERE next_run_at IS NOT NULL;
   CREATE INDEX IF NOT EXISTS verikit_inbox_finished ON ${schema}.verikit_inbox (finished_at) WHERE state = 'done';
+  -- Done rows whose body payload retention has yet to remove: not touched by an accept, and the
+  -- rows whose body is gone (nearly all of the dedupe retention) are not in it.
+  CREATE INDEX IF NOT EXISTS verikit_inbox_kept ON ${schema}.verikit_inbox (finished_at) WHERE state = 'done' AND payload IS NOT NULL;
   -- Dead letters are read (listed oldest first, counted by stats) without a scan of the done rows kept for dedupe.
   CREATE INDEX IF NOT EXISTS verikit_inbox_dead ON ${schema}.verikit_inbox (received_at) WHERE state = 'dead';
   CREATE TABLE IF NOT EXISTS ${schema}.verikit_ledger (
@@ -66,7 +77,7 @@ END
 $migrate$`);
 }
 
-/** A quoted identifier as an SQL string literal (it holds only identifier characters and its quotes). */
+/** A quoted identifier (or a qualified name of them) as an SQL string literal (it holds only identifier characters, dots and double quotes). */
 function literal(quotedIdentifier: string): string {
   return `'${quotedIdentifier.replace(/'/g, "''")}'`;
 }

@@ -1,8 +1,8 @@
 import { type Bound, runBounded } from './bounded.js';
 
-/** Deletes rows in batches, now and then in the background. */
+/** Deletes (or strips) rows in batches, now and then in the background. */
 export interface Pruner {
-  /** Runs batches until one deletes fewer than a batch; answers how many rows went. */
+  /** Runs each statement's batches until one changes fewer than a batch; answers how many rows they changed. */
   prune(): Promise<number>;
   /** Starts the background interval (once; a no-op when the interval is 0). */
   start(): void;
@@ -11,29 +11,46 @@ export interface Pruner {
 }
 
 /**
- * A pruner over `deleteSql`, a DELETE whose `$1` is the batch size. Batches, each its own
- * statement: no long lock, and a busy table is caught up over several rounds.
+ * Runs `sql` (a DELETE or UPDATE whose `$1` is the batch size, then `params`) batch after batch
+ * until one changes fewer than `batchSize` rows or `maxRounds` have run; answers how many rows
+ * changed. Each batch is its own statement within the bound: no long lock.
+ */
+export async function inBatches(
+  bound: Bound,
+  what: string,
+  sql: string,
+  options: { batchSize: number; params?: unknown[]; maxRounds?: number },
+): Promise<number> {
+  const { batchSize, params = [], maxRounds = Number.POSITIVE_INFINITY } = options;
+  let total = 0;
+  for (let round = 0; round < maxRounds; round++) {
+    const { rows } = await runBounded(bound, what, (q) =>
+      q.query(`WITH gone AS (${sql} RETURNING 1) SELECT count(*)::int AS n FROM gone`, [batchSize, ...params]),
+    );
+    const n = Number(rows[0]?.n ?? 0);
+    total += n;
+    if (n < batchSize) break;
+  }
+  return total;
+}
+
+/**
+ * A pruner over `statements`, each a DELETE or UPDATE whose `$1` is the batch size, run in turn in
+ * batches: a busy table is caught up over several rounds (at most 100 batches per statement a round).
  */
 export function createPruner(options: {
   bound: Bound;
-  deleteSql: string;
+  statements: string[];
   batchSize: number;
   intervalMs: number;
   onError: (error: unknown) => void;
 }): Pruner {
-  const { bound, deleteSql, batchSize, intervalMs, onError } = options;
+  const { bound, statements, batchSize, intervalMs, onError } = options;
   let timer: ReturnType<typeof setInterval> | undefined;
   let running: Promise<number> | undefined;
   const prune = async (): Promise<number> => {
     let total = 0;
-    for (let round = 0; round < 100; round++) {
-      const { rows } = await runBounded(bound, 'a pruning batch', (q) =>
-        q.query(`WITH gone AS (${deleteSql} RETURNING 1) SELECT count(*)::int AS n FROM gone`, [batchSize]),
-      );
-      const n = Number(rows[0]?.n ?? 0);
-      total += n;
-      if (n < batchSize) break;
-    }
+    for (const sql of statements) total += await inBatches(bound, 'a pruning batch', sql, { batchSize, maxRounds: 100 });
     return total;
   };
   return {

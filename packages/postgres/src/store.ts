@@ -55,7 +55,7 @@ RETURNING 1 AS ok`);
   );
   const pruneSql = `DELETE FROM ${table} WHERE id IN (SELECT id FROM ${table} WHERE expires_at <= now() LIMIT $1)`;
 
-  const pruner = createPruner({ bound, deleteSql: pruneSql, batchSize: pruneBatchSize, intervalMs: pruneIntervalMs, onError: report });
+  const pruner = createPruner({ bound, statements: [pruneSql], batchSize: pruneBatchSize, intervalMs: pruneIntervalMs, onError: report });
 
   const release = (lease: Lease): Promise<LeaseOutcome> => ownersCall(bound, 'a release', releaseSql, [lease.id, lease.owner]);
 
