@@ -1,6 +1,22 @@
-import type { AcceptResult, DeadLetter, InboxDelivery, InboxEngine, InboxEvent, InboxStats, LeaseOutcome } from '@verikit/core';
+import {
+  type AcceptResult,
+  createPayloadSealer,
+  type DeadLetter,
+  type DeadLetterQuery,
+  type EncryptionOptions,
+  type InboxAdmin,
+  type InboxDelivery,
+  type InboxEngine,
+  type InboxEvent,
+  type InboxStats,
+  type LeaseOutcome,
+  openUnsealed,
+  PayloadSealError,
+} from '@verikit/core';
 import { Job, Queue, UnrecoverableError, Worker } from 'bullmq';
+import { answerWhen, LOST, NOT_A_JOB } from './bull-errors.js';
 import { isCluster, queueHashTag } from './cluster.js';
+import { createInboxAdmin, type EventData, type RetentionOptions, resolveRetention } from './inbox-admin.js';
 import { jobIdFor, legacyJobIdFor } from './job-id.js';
 import { checkPrefix, type RedisBaseOptions, type RedisClient, resolveBaseOptions, withTimeout } from './options.js';
 import type { PersistenceReport } from './persistence.js';
@@ -9,32 +25,41 @@ import { defineScript } from './scripts.js';
 import { COMMIT, commitScript, RecordedTransaction, type RedisTransaction } from './transaction.js';
 
 /** Options of {@link createRedisInbox}. */
-export interface RedisInboxOptions extends RedisBaseOptions {
+export interface RedisInboxOptions extends RedisBaseOptions, RetentionOptions {
   /** The BullMQ queue's name (default `verikit-inbox`). */
   queueName?: string;
   /** BullMQ's key prefix (default `{verikit}`): the hash tag keeps the whole queue in one Redis Cluster slot, as BullMQ asks. */
   prefix?: string;
+  /**
+   * Seals every stored body with AES-256-GCM (`keys[0]` seals, any key opens, so keys rotate; see
+   * `reseal`), bound to its event id. Without it bodies are stored as received, and a sealed one found is unreadable.
+   */
+  encryption?: EncryptionOptions;
 }
 
-/** An inbox on BullMQ: `accept` for the webhook route, the rest for `createInboxWorker`. `ctx.sql` is a {@link RedisTransaction}. */
-export interface RedisInbox extends InboxEngine<RedisTransaction> {
+/**
+ * An inbox on BullMQ: `accept` for the webhook route, the rest for `createInboxWorker`, and the
+ * operator's {@link InboxAdmin}. `ctx.sql` is a {@link RedisTransaction}.
+ */
+export interface RedisInbox extends InboxEngine<RedisTransaction>, InboxAdmin {
   /** The BullMQ queue itself, for a dashboard (Bull Board) or metrics; add nothing to it yourself. */
   readonly queue: Queue;
   /** Reads the server's persistence settings now: logs or refuses per the `persistence` option. Call it at startup. */
   checkPersistence(): Promise<PersistenceReport>;
+  /** Dead letters, oldest received first, a page at a time (`since`, `after`: the last id of the page before). */
+  deadLetters(options?: DeadLetterQuery): Promise<DeadLetter[]>;
+  /**
+   * Removes the bodies of events done for `payloadRetentionMs` and purges dead letters dead for
+   * `deadLetterRetentionMs`, in batches; answers how many bodies went. An inbox that leases (the
+   * worker's) runs it every `pruneIntervalMs`.
+   */
+  prune(): Promise<number>;
   /**
    * Closes the queue and the worker's connections (your `redis` client stays open). Stop the
    * worker first (`worker.stop()`); an event this inbox had fetched but not started is retried
    * elsewhere once its lease runs out.
    */
   close(): Promise<void>;
-}
-
-/** What a job carries: the delivery as the route verified it. */
-interface EventData {
-  id: string;
-  timestamp: number;
-  body: string;
 }
 
 /** A failed attempt as BullMQ's backoff strategy receives it: the worker decided the delay already. */
@@ -53,13 +78,6 @@ class AttemptFailed extends Error {
 const UNLIMITED_ATTEMPTS = 2 ** 31 - 1;
 // A job whose lease ran out is moved back to wait however often that happens, as a Postgres lease would be.
 const UNLIMITED_STALLS = 2 ** 31 - 1;
-
-/** BullMQ's answers when a job is no longer held with this token: missing job, lock, active state, or another's lock. */
-const LOST = /^(Missing key for job|Missing lock for job|Job .* is not in the active state|Lock mismatch for job)/;
-/** BullMQ's answers to a retry of a job that is no longer a dead letter: removed, or replayed by another call first. */
-const NOT_FAILED = /^(Missing key for job|Job .* is not in the failed state)/;
-/** Redis's answer when a key holds another type: a key of the queue's own, not a job. */
-const NOT_A_JOB = /^WRONGTYPE/;
 
 /**
  * The inbox's counts in one atomic read: pending jobs are those waiting (or paused), active, prioritized
@@ -88,14 +106,6 @@ end
 return { pending, redis.call('ZCARD', KEYS[5]), redis.call('ZCARD', KEYS[6]), oldest }
 `;
 
-/** A rejection handler answering `answer` for an error whose message matches `refusal`, and throwing any other again. */
-const answerWhen =
-  <T>(refusal: RegExp, answer: T) =>
-  (error: unknown): T => {
-    if (error instanceof Error && refusal.test(error.message)) return answer;
-    throw error;
-  };
-
 const heldOrStale = (action: () => Promise<unknown>): Promise<LeaseOutcome> =>
   action().then(() => 'ok' as const, answerWhen(LOST, 'stale' as const));
 
@@ -120,6 +130,10 @@ function workerConnection(redis: RedisClient): RedisClient {
  */
 export function createRedisInbox(options: RedisInboxOptions): RedisInbox {
   const { redis, retentionMs, logger, persistence, timeoutMs } = resolveBaseOptions(options, 'createRedisInbox');
+  const retention = resolveRetention(options);
+  const sealer = createPayloadSealer(options.encryption);
+  const open = async (stored: string, id: string): Promise<string> =>
+    sealer === undefined ? openUnsealed(stored) : sealer.open(stored, id);
   const queueName = checkPrefix(options.queueName ?? 'verikit-inbox', 'queueName');
   const prefix = checkPrefix(options.prefix ?? '{verikit}', 'prefix');
   const hashTag = queueHashTag(redis, prefix, queueName);
@@ -152,6 +166,7 @@ export function createRedisInbox(options: RedisInboxOptions): RedisInbox {
 
   const bullWorker = (leaseMs: number): Worker<EventData> => {
     if (worker !== undefined) return worker;
+    startPruning();
     workerRedis = workerConnection(redis);
     commit = defineScript(workerRedis, COMMIT, 2);
     worker = new Worker<EventData>(queueName, null, {
@@ -169,12 +184,38 @@ export function createRedisInbox(options: RedisInboxOptions): RedisInbox {
     return worker;
   };
 
-  const eventOf = (job: Job<EventData>, token: string): InboxEvent => {
-    held.set(token, job);
+  /**
+   * The event of a job just fetched and locked with `token`, its body opened (or `unreadable`), or
+   * undefined for a job whose body was removed: verikit never queues one again, but a completed job
+   * retried by hand (Bull Board's retry, say) would be; it is completed at once, never run (running
+   * it would fetch and store the erased data again).
+   */
+  const take = async (job: Job<EventData>, token: string): Promise<InboxEvent | undefined> => {
     const { id, timestamp, body } = job.data;
+    if (body === undefined) {
+      await job.moveToCompleted(null, token, false).catch(answerWhen(LOST, undefined));
+      return undefined;
+    }
+    held.set(token, job);
     // BullMQ stamps a job with the clock of the instance that accepted it, not Redis's TIME (the
     // ledger's clock): the two agree as far as the machines' clocks do (NTP).
-    return { id, timestamp, body, owner: token, attempt: job.attemptsStarted, receivedAt: new Date(Number(job.timestamp)) };
+    const event: InboxEvent = {
+      id,
+      timestamp,
+      body,
+      owner: token,
+      attempt: job.attemptsStarted,
+      receivedAt: new Date(Number(job.timestamp)),
+    };
+    try {
+      event.body = await open(body, id);
+    } catch (error) {
+      if (!(error instanceof PayloadSealError)) throw error;
+      // The worker fails this attempt with the error and never runs it; the stored value stays as it is.
+      event.body = '';
+      event.unreadable = error;
+    }
+    return event;
   };
 
   const keysOf = (job: Job<EventData>) => {
@@ -194,12 +235,34 @@ export function createRedisInbox(options: RedisInboxOptions): RedisInbox {
   const jobOf = async (id: string): Promise<Job<EventData> | undefined> =>
     ((await queue.getJob(jobIdFor(id))) as Job<EventData> | undefined) ?? legacyJob(id);
 
+  const admin = createInboxAdmin({ queue, redis, retention, sealer, open, jobOf });
+  let pruning: ReturnType<typeof setInterval> | undefined;
+  let pruneRound: Promise<unknown> | undefined;
+  /** The background prune, on the inbox that leases (a route-only instance has nothing of its own to prune). */
+  const startPruning = () => {
+    if (pruning !== undefined || retention.pruneIntervalMs === 0) return;
+    pruning = setInterval(() => {
+      pruneRound ??= admin
+        .prune()
+        .catch((error: unknown) =>
+          logger.warn({ err: withoutCommandArgs(error) }, 'inbox on Redis: pruning payloads failed; the next round tries again'),
+        )
+        .finally(() => {
+          pruneRound = undefined;
+        });
+    }, retention.pruneIntervalMs);
+    pruning.unref?.();
+  };
+
   return redactingErrors<RedisInbox>({
     queue,
     checkPersistence: persistence.check,
+    ...admin,
 
     async accept(delivery: InboxDelivery): Promise<AcceptResult> {
-      const data: EventData = { id: delivery.id, timestamp: delivery.timestamp, body: delivery.body };
+      const body = sealer === undefined ? delivery.body : await sealer.seal(delivery.body, delivery.id);
+      // Written in this order, the body last: the pruning scripts cut it off there (inbox-scripts.ts).
+      const data: EventData = { id: delivery.id, timestamp: delivery.timestamp, body };
       const add = () => queue.add('event', data, { jobId: jobIdFor(delivery.id) });
       // A repeat of a delivery accepted by versions up to 0.1, under another job id: still a repeat. Svix's
       // ids had no other id then, so they go straight to the add, without a lookup's hop on the hot path.
@@ -220,7 +283,8 @@ export function createRedisInbox(options: RedisInboxOptions): RedisInbox {
         const token = `${owner}:${events.length}`;
         const job = await bull.getNextJob(token, { block: false });
         if (job === undefined) break;
-        events.push(eventOf(job, token));
+        const event = await take(job, token);
+        if (event !== undefined) events.push(event);
       }
       return events;
     },
@@ -249,14 +313,20 @@ export function createRedisInbox(options: RedisInboxOptions): RedisInbox {
       // Like BullMQ's own workers, the completion also fetches the next job (locked with the same token), for the next lease.
       let next: unknown;
       const outcome = await heldOrStale(async () => {
-        next = await job.moveToCompleted(null, event.owner, !closing);
+        // The body index has the job before BullMQ calls it done: sent first, on the connection the completion goes by.
+        [, next] = await Promise.all([
+          workerRedis?.zadd(queue.toKey('verikit:bodies'), Date.now(), job.id as string),
+          job.moveToCompleted(null, event.owner, !closing),
+        ]);
       });
       held.delete(event.owner);
       const [data, id] = Array.isArray(next) ? next : [];
       if (data && worker !== undefined) {
         const nextJob = Job.fromJSON<EventData>(worker, data, id);
         nextJob.token = event.owner;
-        fetched.push(eventOf(nextJob, event.owner));
+        // Not taken now, it is not lost: its lock runs out and BullMQ's stalled check queues it again.
+        const taken = await take(nextJob, event.owner).catch(onBullError);
+        if (taken) fetched.push(taken);
       }
       return outcome;
     },
@@ -266,9 +336,15 @@ export function createRedisInbox(options: RedisInboxOptions): RedisInbox {
       if (job === undefined) return 'stale';
       held.delete(event.owner);
       // An UnrecoverableError is moved to the failed set at once, whatever attempts BullMQ has left.
-      const error =
-        failure.retryInMs === null ? new UnrecoverableError(failure.error) : new AttemptFailed(failure.error, failure.retryInMs);
-      return heldOrStale(() => job.moveToFailed(error, event.owner, false));
+      if (failure.retryInMs !== null)
+        return heldOrStale(() => job.moveToFailed(new AttemptFailed(failure.error, failure.retryInMs as number), event.owner, false));
+      // A dead letter joins the index operators page through by receipt, sent just ahead of the move, as for a completion.
+      return heldOrStale(() =>
+        Promise.all([
+          workerRedis?.zadd(queue.toKey('verikit:dead'), job.timestamp, job.id as string),
+          job.moveToFailed(new UnrecoverableError(failure.error), event.owner, false),
+        ]),
+      );
     },
 
     async waitForWork(signal: AbortSignal, maxWaitMs: number): Promise<void> {
@@ -279,8 +355,9 @@ export function createRedisInbox(options: RedisInboxOptions): RedisInbox {
         const token = `${workerId}:wait:${++waits}`;
         waiting = bull
           .getNextJob(token, { block: true })
-          .then((job) => {
-            if (job !== undefined) fetched.push(eventOf(job, token));
+          .then(async (job) => {
+            const event = job === undefined ? undefined : await take(job, token);
+            if (event !== undefined) fetched.push(event);
           })
           .finally(() => {
             waiting = undefined;
@@ -301,16 +378,6 @@ export function createRedisInbox(options: RedisInboxOptions): RedisInbox {
       });
     },
 
-    async deadLetters({ limit = 100 } = {}): Promise<DeadLetter[]> {
-      const jobs = (await queue.getJobs(['failed'], 0, limit - 1, true)) as Job<EventData>[];
-      return jobs.map((job) => ({
-        id: job.data.id,
-        attempts: job.attemptsStarted,
-        lastError: job.failedReason ?? null,
-        receivedAt: new Date(job.timestamp),
-      }));
-    },
-
     async stats(): Promise<InboxStats> {
       const reading = statsScript(
         STATS_KEYS.map((state) => queue.toKey(state)),
@@ -328,15 +395,10 @@ export function createRedisInbox(options: RedisInboxOptions): RedisInbox {
       };
     },
 
-    async replay(id: string): Promise<boolean> {
-      const job = await jobOf(id);
-      if (job === undefined) return false;
-      // Atomic in BullMQ: of concurrent replays of one dead letter, one moves it and the others are told it is not failed.
-      return job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true }).then(() => true, answerWhen(NOT_FAILED, false));
-    },
-
     async close(): Promise<void> {
       closing = true;
+      clearInterval(pruning);
+      await pruneRound;
       // Jobs fetched for a lease that never came go back to wait at once, rather than when their lock runs out.
       for (const event of fetched.splice(0))
         await held

@@ -17,6 +17,13 @@ export function jobIdFor(id: string): string {
   return `~${Buffer.from(id, 'utf8').toString('base64url')}`;
 }
 
+/** The delivery id a job id stands for: the inverse of {@link jobIdFor}, and the id itself for a job queued by versions up to 0.1. */
+export function deliveryIdOf(jobId: string): string {
+  if (jobId.startsWith('~~')) return Buffer.from(jobId.slice(2), 'base64url').toString('utf16le');
+  if (jobId.startsWith('~')) return Buffer.from(jobId.slice(1), 'base64url').toString('utf8');
+  return jobId;
+}
+
 /**
  * The job id versions up to 0.1 gave `id` where it differs from {@link jobIdFor}'s, else undefined:
  * they kept every id that was no integer, held no `:` and did not start with `~` (`meta` and `active`

@@ -28,6 +28,12 @@ local function place(base, member, final, nextCheck)
     redis.call('ZADD', base .. 'due', nextCheck, member)
   end
 end
+local function remove(key, base, member)
+  redis.call('DEL', key)
+  redis.call('ZREM', indexOf(base, member, '0'), member)
+  redis.call('ZREM', indexOf(base, member, '1'), member)
+  redis.call('ZREM', base .. 'due', member)
+end
 `;
 
 /** KEYS: row. ARGV: base, member, next_check_at. 1: tracked now; 0: already there. */
@@ -41,10 +47,24 @@ return 1`;
 export const FORGET = `${COMMON}
 local version = redis.call('HGET', KEYS[1], 'version')
 if not version or tonumber(version) > 0 then return 0 end
-redis.call('DEL', KEYS[1])
-redis.call('ZREM', indexOf(ARGV[1], ARGV[2], '0'), ARGV[2])
-redis.call('ZREM', indexOf(ARGV[1], ARGV[2], '1'), ARGV[2])
-redis.call('ZREM', ARGV[1] .. 'due', ARGV[2])
+remove(KEYS[1], ARGV[1], ARGV[2])
+return 1`;
+
+/** KEYS: row. ARGV: base, member. 1: the row and its index entries removed, whatever its state (a lock held on it then finds it gone: `stale`); 0: absent. */
+export const ERASE = `${COMMON}
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+remove(KEYS[1], ARGV[1], ARGV[2])
+return 1`;
+
+/**
+ * KEYS: row. ARGV: base, member. Makes the row due now (final or not): the next claim takes it, or
+ * finds it locked and leaves it to that check. 1: done; 0: untracked.
+ */
+export const CHECK_SOON = `${COMMON}
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local at = tostring(now())
+redis.call('HSET', KEYS[1], 'next_check_at', at)
+place(ARGV[1], ARGV[2], redis.call('HGET', KEYS[1], 'final'), at)
 return 1`;
 
 /** KEYS: row. ARGV: token, leaseMs. `untracked`, `busy`, or {now, the row's fields before the lock}. */

@@ -2,6 +2,7 @@ import {
   checkLedgerKey,
   InvalidArgumentError,
   type LeaseOutcome,
+  type LedgerAdmin,
   type LedgerChange,
   type LedgerEngine,
   type LedgerEntry,
@@ -16,7 +17,20 @@ import {
 } from '@verikit/core';
 import { isCluster } from './cluster.js';
 import { hashTagOf, keyOfMember, ledgerBase, ledgerKeys, memberOf } from './ledger-keys.js';
-import { CLAIM_DUE, FORGET, LIST, LOCK, PAUSE_READS, RECORD, RELEASE, RESERVE_READ, STATS, TRACK } from './ledger-scripts.js';
+import {
+  CHECK_SOON,
+  CLAIM_DUE,
+  ERASE,
+  FORGET,
+  LIST,
+  LOCK,
+  PAUSE_READS,
+  RECORD,
+  RELEASE,
+  RESERVE_READ,
+  STATS,
+  TRACK,
+} from './ledger-scripts.js';
 import { checkPrefix, type RedisBaseOptions, resolveBaseOptions, withTimeout } from './options.js';
 import type { PersistenceReport } from './persistence.js';
 import { redactingErrors } from './redact.js';
@@ -34,8 +48,8 @@ export interface RedisLedgerOptions extends Omit<RedisBaseOptions, 'retentionMs'
   prefix?: string;
 }
 
-/** A {@link LedgerEngine} on Redis, shared by every instance. `ctx.sql` is a {@link RedisTransaction}. */
-export interface RedisLedger extends LedgerEngine<RedisTransaction> {
+/** A {@link LedgerEngine} on Redis, shared by every instance, with the operator's {@link LedgerAdmin}. `ctx.sql` is a {@link RedisTransaction}. */
+export interface RedisLedger extends LedgerEngine<RedisTransaction>, LedgerAdmin {
   /** Reads the server's persistence settings now: logs or refuses per the `persistence` option. Call it at startup. */
   checkPersistence(): Promise<PersistenceReport>;
 }
@@ -120,6 +134,8 @@ export function createRedisLedger(options: RedisLedgerOptions): RedisLedger {
   const scripts = {
     track: defineScript(redis, TRACK, 1),
     forget: defineScript(redis, FORGET, 1),
+    erase: defineScript(redis, ERASE, 1),
+    checkSoon: defineScript(redis, CHECK_SOON, 1),
     lock: defineScript(redis, LOCK, 1),
     claimDue: defineScript(redis, CLAIM_DUE, 1),
     record: defineScript(redis, RECORD, 1),
@@ -155,6 +171,16 @@ export function createRedisLedger(options: RedisLedgerOptions): RedisLedger {
     async forget(key: LedgerKey): Promise<boolean> {
       const member = memberOf(checkLedgerKey(key));
       return (await bounded(scripts.forget([keys.row(member)], [base, member]), 'a ledger forget')) === 1;
+    },
+
+    async erase(key: LedgerKey): Promise<boolean> {
+      const member = memberOf(checkLedgerKey(key));
+      return (await bounded(scripts.erase([keys.row(member)], [base, member]), 'a ledger erase')) === 1;
+    },
+
+    async checkSoon(key: LedgerKey): Promise<boolean> {
+      const member = memberOf(checkLedgerKey(key));
+      return (await bounded(scripts.checkSoon([keys.row(member)], [base, member]), 'a ledger check-soon')) === 1;
     },
 
     async get(key: LedgerKey): Promise<LedgerEntry | undefined> {

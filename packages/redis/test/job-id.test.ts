@@ -1,15 +1,8 @@
 import { QueueKeys } from 'bullmq';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { jobIdFor } from '../src/job-id.js';
+import { deliveryIdOf, jobIdFor } from '../src/job-id.js';
 import { BULLMQ_KEY_NAMES } from './bullmq-keys.js';
-
-/** Reads a delivery id back from its job id: that one exists proves the mapping one-to-one. */
-function deliveryIdOf(jobId: string): string {
-  if (jobId.startsWith('~~')) return Buffer.from(jobId.slice(2), 'base64url').toString('utf16le');
-  if (jobId.startsWith('~')) return Buffer.from(jobId.slice(1), 'base64url').toString('utf8');
-  return jobId;
-}
 
 /** What BullMQ refuses as a custom job id (5.81 and 6.7 alike). */
 const refusedByBullMQ = (jobId: string) => `${Number.parseInt(jobId, 10)}` === jobId || jobId.includes(':');
