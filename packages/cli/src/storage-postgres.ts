@@ -1,4 +1,4 @@
-import type { PostgresInbox, PostgresInboxOptions, PostgresLedger } from '@verikit/postgres';
+import type { PostgresInbox, PostgresLedger } from '@verikit/postgres';
 import { CliError } from './errors.js';
 import { CONNECT_TIMEOUT_MS, installedVersion, loadPeer, type Storage, type StorageOptions } from './storage.js';
 import type { Target } from './target.js';
@@ -40,9 +40,8 @@ export async function openPostgres(target: Target, options: StorageOptions): Pro
     engineVersion: `@verikit/postgres ${installedVersion('@verikit/postgres') ?? ''}`.trim(),
     async inbox() {
       if (inbox === undefined) {
-        // The CLI runs no upkeep of its own (pruning is the app's); the schema is checked here, before any query.
-        const settings: PostgresInboxOptions = { db: pool, schema, pruneIntervalMs: 0, onError: () => {} };
-        inbox = engine.createPostgresInbox({ ...settings, ...(options.encryption && { encryption: options.encryption }) });
+        // No upkeep here: pruning and payload retention run in the app, with the app's retention settings.
+        inbox = engine.createPostgresInbox({ db: pool, schema, pruneIntervalMs: 0, onError: () => {}, encryption: options.encryption });
         await requireTable('verikit_inbox');
       }
       return inbox;

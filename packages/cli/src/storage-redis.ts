@@ -1,4 +1,4 @@
-import type { RedisInbox, RedisInboxOptions, RedisLedger } from '@verikit/redis';
+import type { RedisInbox, RedisLedger } from '@verikit/redis';
 import { CliError } from './errors.js';
 import { CONNECT_TIMEOUT_MS, installedVersion, loadPeer, type Storage, type StorageOptions } from './storage.js';
 import type { Target } from './target.js';
@@ -51,8 +51,8 @@ export async function openRedis(target: Target, options: StorageOptions): Promis
             'notSetUp',
             `${where} has no inbox queue ${JSON.stringify(queue)} under the prefix ${JSON.stringify(prefix)}: the app has not run against this Redis, or names them otherwise (pass --queue and --prefix)`,
           );
-        const settings: RedisInboxOptions = { redis, queueName: queue, prefix, ...quiet };
-        inbox = engine.createRedisInbox({ ...settings, ...(options.encryption && { encryption: options.encryption }) });
+        // No upkeep here: pruning and payload retention run in the app, with the app's retention settings.
+        inbox = engine.createRedisInbox({ redis, queueName: queue, prefix, pruneIntervalMs: 0, encryption: options.encryption, ...quiet });
       }
       return inbox;
     },
