@@ -1,5 +1,5 @@
 // `pnpm bench`: every benchmark in one run. Figures, not pass/fail: the quality bars are read off this output.
-// Flags: --quick (shorter runs), --verbose (print every round), --only=sizes|cold|verify|client|adapters|inbox|redis|ledger (one benchmark),
+// Flags: --quick (shorter runs), --verbose (print every round), --only=sizes|cold|verify|client|adapters|inbox|inbox-admin|redis|ledger (one benchmark),
 // --control (adapters: bare route vs bare route, the method's own spread),
 // --frameworks=express,fastify,hono and --rounds=N (adapters: which frameworks, how many rounds),
 // --json=<file> or --json <file> (also write every reported figure to a JSON file, to compare runs).
@@ -7,6 +7,7 @@ import { benchAdapters } from './adapters.mjs';
 import { benchClient } from './client.mjs';
 import { benchCold } from './cold.mjs';
 import { benchInbox } from './inbox.mjs';
+import { benchInboxAdmin } from './inbox-admin.mjs';
 import { benchLedger } from './ledger.mjs';
 import { writeReport } from './lib.mjs';
 import { benchRedis } from './redis.mjs';
@@ -43,6 +44,7 @@ if (selected('inbox')) {
     ...(quick ? { events: 2_000, rounds: 1, seconds: 4 } : {}),
   });
 }
+if (selected('inbox-admin')) await benchInboxAdmin(quick ? { rows: 20_000, kept: 2_000, rounds: 1 } : {});
 if (selected('redis')) {
   await benchRedis({
     accept: { verbose, ...(quick ? { durationSeconds: 1, rounds: 1, warmupSeconds: 1 } : {}) },

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { createClient } from '@verikit/core';
@@ -23,7 +24,7 @@ const PROGRAMS: Record<string, number[]> = {
   'README.md': [0, 1, 2],
   'packages/core/README.md': [0, 3, 5],
   'packages/express/README.md': [0],
-  'packages/postgres/README.md': [1],
+  'packages/postgres/README.md': [1, 2],
   'packages/redis/README.md': [1],
   'packages/fastify/README.md': [0],
   'packages/testing/README.md': [0, 1, 3],
@@ -159,6 +160,13 @@ describe('postgres README: the ledger', () => {
   it('the ledger program runs as written on PGlite: each change with its ctx.sql row, once, in order', async () => {
     const output = await runToEnd(program('postgres-1'));
     expect(output).toContain('v1 NOT_STARTED, v2 IN_REVIEW, v3 COMPLETED');
+  });
+});
+
+describe('postgres README: personal data', () => {
+  it('the retention, encryption and erasure program runs as written on PGlite: sealed at rest, opened by get, erased with its ledger row', async () => {
+    const output = await runToEnd(program('postgres-2'), { VERIKIT_ENCRYPTION_KEY: randomBytes(32).toString('base64') });
+    expect(output).toBe('vk1.2026-11.\ntrue\n{ erased: 1 }\ntrue\ndone removed\n');
   });
 });
 

@@ -1,4 +1,4 @@
-import type { LedgerChange, LedgerEngine, LedgerKey, LedgerLock, Observation, ObservationSource } from '@verikit/core';
+import type { LedgerAdmin, LedgerChange, LedgerEngine, LedgerKey, LedgerLock, Observation, ObservationSource } from '@verikit/core';
 
 /** One check of the ledger contract; run it with any test runner (`it(c.name, c.run)`). */
 export interface LedgerContractCase {
@@ -22,6 +22,11 @@ export interface LedgerContractOptions<Tx> {
   effects?: LedgerEffects<Tx>;
   /** Called after each case with the ledger it made (close connections here). */
   disposeLedger?: (ledger: LedgerEngine<Tx>) => void | Promise<void>;
+  /**
+   * Runs the cases of `LedgerAdmin` (`erase`, `checkSoon`), which every verikit ledger has (default
+   * true): a ledger without them fails those cases, saying so. Pass false for an engine without them.
+   */
+  admin?: boolean;
 }
 
 /** Thrown when a ledger breaks the contract; the message says which rule. */
@@ -437,6 +442,90 @@ export function ledgerContract<Tx>(options: LedgerContractOptions<Tx>): LedgerCo
       },
     ],
   ];
+
+  if (options.admin !== false) {
+    /** The ledger's LedgerAdmin side, or a contract error naming what is missing. */
+    const adminOf = (ledger: LedgerEngine<Tx>): LedgerAdmin => {
+      const admin = ledger as LedgerEngine<Tx> & Partial<LedgerAdmin>;
+      if (typeof admin.erase !== 'function' || typeof admin.checkSoon !== 'function')
+        throw new LedgerContractError('the ledger has no erase and checkSoon (LedgerAdmin): implement them, or pass admin: false');
+      return admin as LedgerAdmin;
+    };
+    const soon = (date: Date | null | undefined) => date != null && Math.abs(date.getTime() - Date.now()) <= CLOCK_SLACK_MS + 5_000;
+    cases.push(
+      [
+        'LedgerAdmin erase removes the row, observed or not, and only it; false when there is none; tracked again, it starts over',
+        async (ledger) => {
+          const admin = adminOf(ledger);
+          const observed = kyb('erase-observed');
+          const unobserved = kyb('erase-unobserved');
+          const otherKind: LedgerKey = { kind: 'kyc', refId: observed.refId };
+          await observe(ledger, observed, observation('COMPLETED', 'f', 'webhook', true));
+          await ledger.track(unobserved, { nextCheckAt: inAnHour() });
+          await ledger.track(otherKind, { nextCheckAt: inAnHour() });
+          expectEqual(await admin.erase(observed), true, 'erase an observed row');
+          expectEqual(await ledger.get(observed), undefined, 'the erased row');
+          expectEqual(await admin.erase(observed), false, 'erase it again');
+          expectEqual(await admin.erase(kyb('erase-never')), false, 'erase an untracked row');
+          expectEqual((await ledger.get(otherKind))?.refId, observed.refId, 'the other kind of the same refId stays');
+          expectEqual(await admin.erase(unobserved), true, 'erase an unobserved row');
+          const stats = await ledger.stats();
+          expectEqual(stats.final, 0, 'final rows after erasing the final one');
+          expectEqual(stats.pending, 1, 'pending rows');
+          expectEqual(
+            JSON.stringify((await ledger.list()).map((e) => e.refId)),
+            JSON.stringify([observed.refId]),
+            'list: the kyc row only',
+          );
+          expectEqual(await ledger.track(observed, { nextCheckAt: inAnHour() }), 'tracked', 'track after erase');
+          expectEqual((await ledger.get(observed))?.version, 0, 'version of the row tracked again');
+          await expectRejects(admin.erase({ kind: 'kyx', refId: 'a' } as unknown as LedgerKey), 'invalid_argument', 'erase a bad key');
+        },
+      ],
+      [
+        "LedgerAdmin erase of a locked row: the holder's record and release are stale, and the row does not come back",
+        async (ledger) => {
+          const admin = adminOf(ledger);
+          const key = kyb('erase-locked');
+          await observe(ledger, key, observation('IN_REVIEW', 'f1'));
+          const lock = lockOf(await ledger.lock(key, LONG), 'lock');
+          expectEqual(await admin.erase(key), true, 'erase a locked row');
+          const outcome = await ledger.record(lock, observation('COMPLETED', 'f2', 'reconcile', true), () => null, none);
+          expectEqual(outcome, 'stale', 'record by the holder of an erased row');
+          expectEqual(await ledger.get(key), undefined, 'the erased row after the record');
+          expectEqual(await ledger.release(lock, { nextCheckAt: past(), failures: 0 }), 'stale', 'release of an erased row');
+          expectEqual(await ledger.get(key), undefined, 'the erased row after the release');
+        },
+      ],
+      [
+        'LedgerAdmin checkSoon makes a tracked row due now, a final row never due again included; false for an untracked one',
+        async (ledger) => {
+          const admin = adminOf(ledger);
+          const later = kyb('soon-later');
+          const final = kyb('soon-final');
+          await ledger.track(later, { nextCheckAt: inAnHour() });
+          await observe(ledger, final, observation('COMPLETED', 'f', 'webhook', true));
+          const never = lockOf(await ledger.lock(final, LONG), 'lock the final row');
+          await ledger.record(never, observation('COMPLETED', 'f', 'reconcile', true), () => null, none);
+          expectEqual((await ledger.get(final))?.nextCheckAt, null, 'the final row is never due');
+          expectEqual((await ledger.claimDue({ limit: 10, leaseMs: 30_000 })).length, 0, 'nothing due before');
+
+          expectEqual(await admin.checkSoon(later), true, 'checkSoon a row due later');
+          expectEqual(await admin.checkSoon(final), true, 'checkSoon a final row');
+          expectEqual(await admin.checkSoon(kyb('soon-never')), false, 'checkSoon an untracked row');
+          for (const key of [later, final])
+            if (!soon((await ledger.get(key))?.nextCheckAt))
+              throw new LedgerContractError(`checkSoon did not make ${key.refId} due about now: ${(await ledger.get(key))?.nextCheckAt}`);
+          const claimed = await ledger.claimDue({ limit: 10, leaseMs: 30_000 });
+          expectEqual(JSON.stringify(claimed.map((l) => l.key.refId).sort()), JSON.stringify([final.refId, later.refId].sort()), 'claimed');
+          expectEqual(await admin.checkSoon(later), true, 'checkSoon a claimed row');
+          expectEqual((await ledger.claimDue({ limit: 10, leaseMs: 30_000 })).length, 0, 'a locked row is not handed out again');
+          expectEqual((await ledger.get(final))?.version, 1, 'checkSoon changes no observation');
+          await expectRejects(admin.checkSoon({ kind: 'kyb', refId: '' }), 'invalid_argument', 'checkSoon a bad key');
+        },
+      ],
+    );
+  }
 
   const effects = options.effects;
   if (effects !== undefined) {

@@ -62,4 +62,21 @@ describe('the contract catches broken ledgers', () => {
     const failed = await failures((ledger) => ({ ...ledger, reserveRead: async () => 0, pauseReads: async () => {} }));
     expect(failed).toEqual([expect.stringMatching(/^reads are spaced/)]);
   });
+
+  it('an erase that leaves the row and a checkSoon that changes nothing', async () => {
+    const failed = await failures((ledger) => ({ ...ledger, erase: async () => true, checkSoon: async () => true }));
+    expect(failed).toEqual([
+      expect.stringMatching(/^LedgerAdmin erase removes the row/),
+      expect.stringMatching(/^LedgerAdmin erase of a locked row/),
+      expect.stringMatching(/^LedgerAdmin checkSoon/),
+    ]);
+  });
+
+  it('a ledger without LedgerAdmin fails its cases, saying so; admin: false leaves them out', async () => {
+    const without = () => ({ ...createMemoryLedger(), erase: undefined, checkSoon: undefined });
+    const admin = ledgerContract({ createLedger: without }).filter((c) => c.name.startsWith('LedgerAdmin'));
+    expect(admin).toHaveLength(3);
+    for (const c of admin) await expect(c.run()).rejects.toThrow(/no erase and checkSoon \(LedgerAdmin\).*admin: false/);
+    expect(ledgerContract({ createLedger: without, admin: false }).filter((c) => c.name.startsWith('LedgerAdmin'))).toEqual([]);
+  });
 });
