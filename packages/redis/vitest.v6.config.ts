@@ -16,6 +16,8 @@ export default defineProject({
       'test/majors.test.ts',
       'test/store.test.ts',
       'test/inbox.test.ts',
+      'test/inbox-admin.test.ts',
+      'test/reseal-race.test.ts',
       'test/job-id.test.ts',
       'test/refused-writes.test.ts',
       'test/health.test.ts',

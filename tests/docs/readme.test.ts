@@ -25,7 +25,7 @@ const PROGRAMS: Record<string, number[]> = {
   'packages/core/README.md': [0, 3, 5],
   'packages/express/README.md': [0],
   'packages/postgres/README.md': [1, 2],
-  'packages/redis/README.md': [1],
+  'packages/redis/README.md': [1, 2],
   'packages/fastify/README.md': [0],
   'packages/testing/README.md': [0, 1, 3],
 };
@@ -177,6 +177,18 @@ describe('redis README: the ledger', () => {
       "[\n  'business-42 v1: NOT_STARTED (reconcile)',\n  'business-42 v2: IN_REVIEW (reconcile)',\n  'business-42 v3: COMPLETED (reconcile)'\n]",
     );
   });
+});
+
+describe('redis README: personal data', () => {
+  it.runIf(redisAvailable)(
+    'the retention, encryption and erasure program runs as written on Redis: sealed in the job, opened by get, erased with its ledger row',
+    async () => {
+      const output = await runToEnd(program('redis-2'), { REDIS_URL, VERIKIT_ENCRYPTION_KEY: randomBytes(32).toString('base64') });
+      // Besides the persistence warnings of a Redis without an AOF, as the tests' server is.
+      const printed = output.split('\n').filter((line) => !line.startsWith('verikit: the Redis server can lose what verikit writes'));
+      expect(printed.join('\n')).toBe('vk1.2026-11.\ntrue\n{ erased: 1 }\ntrue\ndone removed\n');
+    },
+  );
 });
 
 describe('adapter READMEs', () => {

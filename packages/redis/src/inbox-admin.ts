@@ -29,10 +29,10 @@ export interface EventData {
 }
 
 /** The inbox's options about what it keeps and for how long, checked at creation. */
-export interface RetentionOptions {
+export interface RedisRetentionOptions {
   /** How long a done event keeps its body, in ms (default 1 hour; 0: removed at the first prune once done). Its id stays for `retentionMs`. */
   payloadRetentionMs?: number;
-  /** The longest a dead letter keeps its body, in ms from when it died (default 30 days); past it, it is purged as `purgeDead` does. */
+  /** The longest a dead letter keeps its body, in ms from when it was received (default 30 days); past it, it is purged as `purgeDead` does. */
   deadLetterRetentionMs?: number;
   /** How often the worker's inbox prunes bodies past their retention, in ms (default 60 000; 0: never, call `prune()` yourself). */
   pruneIntervalMs?: number;
@@ -55,7 +55,7 @@ const wholeMs = (value: unknown, name: string, fallback: number, least: number):
 };
 
 /** The retention options with their defaults; a wrong one is a ConfigurationError at creation. */
-export function resolveRetention(options: RetentionOptions): Required<RetentionOptions> {
+export function resolveRetention(options: RedisRetentionOptions): Required<RedisRetentionOptions> {
   return {
     payloadRetentionMs: wholeMs(options.payloadRetentionMs, 'payloadRetentionMs', HOUR_MS, 0),
     deadLetterRetentionMs: wholeMs(options.deadLetterRetentionMs, 'deadLetterRetentionMs', 30 * DAY_MS, 0),
@@ -68,7 +68,7 @@ export function resolveRetention(options: RetentionOptions): Required<RetentionO
 export interface InboxAdminDeps {
   queue: Queue<EventData>;
   redis: RedisClient;
-  retention: Required<RetentionOptions>;
+  retention: Required<RedisRetentionOptions>;
   /** The configured sealer, or undefined without `encryption`. */
   sealer: PayloadSealer | undefined;
   /** Opens a stored body (sealed or plain) of the event `id`, or throws a PayloadSealError. */
@@ -122,6 +122,16 @@ export function createInboxAdmin(deps: InboxAdminDeps): InboxAdmin & { prune(): 
     }
   }
 
+  /** Purges the dead letters received before `before` (ms), a batch per script; answers how many. */
+  const purgeBefore = async (before: number, batch: number): Promise<number> => {
+    let purged = 0;
+    for (;;) {
+      const [looked, n] = (await scripts.purgeDead(Date.now(), before, batch)) as number[];
+      purged += n ?? 0;
+      if ((looked ?? 0) < batch) return purged;
+    }
+  };
+
   const subjectOf = (text: string, identify: IdentifyEvent): EventSubject | null => {
     let event: unknown;
     try {
@@ -135,19 +145,15 @@ export function createInboxAdmin(deps: InboxAdminDeps): InboxAdmin & { prune(): 
   return {
     async prune(): Promise<number> {
       await backfill();
+      const { payloadRetentionMs, deadLetterRetentionMs, pruneBatchSize } = retention;
       let removed = 0;
       for (let round = 0; round < MAX_PRUNE_ROUNDS; round++) {
         const now = Date.now();
-        const [looked, stripped, purged] = (await scripts.prune(
-          now,
-          now - retention.payloadRetentionMs,
-          now - retention.deadLetterRetentionMs,
-          retention.pruneBatchSize,
-        )) as number[];
-        removed += (stripped ?? 0) + (purged ?? 0);
-        if ((looked ?? 0) < retention.pruneBatchSize && (purged ?? 0) < retention.pruneBatchSize) break;
+        const [looked, stripped] = (await scripts.prune(now, now - payloadRetentionMs, pruneBatchSize)) as number[];
+        removed += stripped ?? 0;
+        if ((looked ?? 0) < pruneBatchSize) break;
       }
-      return removed;
+      return removed + (await purgeBefore(Date.now() - deadLetterRetentionMs, pruneBatchSize));
     },
 
     async get(id: string, { withPayload = false } = {}): Promise<InboxRecord | undefined> {
@@ -204,12 +210,7 @@ export function createInboxAdmin(deps: InboxAdminDeps): InboxAdmin & { prune(): 
     async purgeDead({ before }: { before: Date }): Promise<number> {
       if (!(before instanceof Date) || Number.isNaN(before.getTime()))
         throw new InvalidArgumentError('purgeDead needs before, a valid Date');
-      let purged = 0;
-      for (;;) {
-        const [looked, n] = (await scripts.purgeDead(Date.now(), before.getTime(), BATCH)) as number[];
-        purged += n ?? 0;
-        if ((looked ?? 0) < BATCH) return purged;
-      }
+      return purgeBefore(before.getTime(), BATCH);
     },
 
     async erase(subject: EventSubject, { identify = defaultIdentify }: { identify?: IdentifyEvent } = {}): Promise<InboxEraseResult> {

@@ -76,36 +76,28 @@ end
 `;
 
 /**
- * ARGV: prefix, now, done-before (ms), dead-before (ms), batch. Strips the bodies of jobs completed
- * before done-before (a job held by a worker is looked at again later; one no longer completed leaves
- * the index: its next completion adds it again), and finishes dead letters that died before
- * dead-before, as a purge does. Answers {bodies looked at, bodies removed, dead letters purged}.
+ * ARGV: prefix, now, done-before (ms), batch. Strips the bodies of jobs completed before done-before;
+ * a job held by a worker (its completion racing this prune) is looked at again later, and one no
+ * longer completed leaves the index (its next completion adds it again). Answers {looked at, removed}.
  */
 export const PRUNE = `${COMMON}
-local now, batch = ARGV[2], tonumber(ARGV[5])
-local ids = redis.call('ZRANGEBYSCORE', K.bodies, '-inf', ARGV[3], 'LIMIT', 0, batch)
+local ids = redis.call('ZRANGEBYSCORE', K.bodies, '-inf', ARGV[3], 'LIMIT', 0, tonumber(ARGV[4]))
 local stripped = 0
 for _, id in ipairs(ids) do
   if redis.call('ZSCORE', K.completed, id) then
     if strip(prefix .. id) then stripped = stripped + 1 end
     redis.call('ZREM', K.bodies, id)
   elseif redis.call('EXISTS', prefix .. id .. ':lock') == 1 then
-    redis.call('ZADD', K.bodies, now, id)
+    redis.call('ZADD', K.bodies, ARGV[2], id)
   else
     redis.call('ZREM', K.bodies, id)
   end
 end
-local dead = redis.call('ZRANGEBYSCORE', K.failed, '-inf', ARGV[4], 'LIMIT', 0, batch)
-for _, id in ipairs(dead) do
-  strip(prefix .. id)
-  finish(id, now, false)
-  redis.call('ZREM', K.dead, id)
-end
-return {#ids, stripped, #dead}`;
+return {#ids, stripped}`;
 
 /**
  * ARGV: prefix, now, received-before (ms), batch. Purges dead letters received before
- * received-before: body removed, moved to completed. Answers {looked at, purged}.
+ * received-before (purgeDead, and dead-letter retention): body removed, moved to completed. Answers {looked at, purged}.
  */
 export const PURGE_DEAD = `${COMMON}
 indexDead()

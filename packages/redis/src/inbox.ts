@@ -16,7 +16,7 @@ import {
 import { Job, Queue, UnrecoverableError, Worker } from 'bullmq';
 import { answerWhen, LOST, NOT_A_JOB } from './bull-errors.js';
 import { isCluster, queueHashTag } from './cluster.js';
-import { createInboxAdmin, type EventData, type RetentionOptions, resolveRetention } from './inbox-admin.js';
+import { createInboxAdmin, type EventData, type RedisRetentionOptions, resolveRetention } from './inbox-admin.js';
 import { jobIdFor, legacyJobIdFor } from './job-id.js';
 import { checkPrefix, type RedisBaseOptions, type RedisClient, resolveBaseOptions, withTimeout } from './options.js';
 import type { PersistenceReport } from './persistence.js';
@@ -25,7 +25,7 @@ import { defineScript } from './scripts.js';
 import { COMMIT, commitScript, RecordedTransaction, type RedisTransaction } from './transaction.js';
 
 /** Options of {@link createRedisInbox}. */
-export interface RedisInboxOptions extends RedisBaseOptions, RetentionOptions {
+export interface RedisInboxOptions extends RedisBaseOptions, RedisRetentionOptions {
   /** The BullMQ queue's name (default `verikit-inbox`). */
   queueName?: string;
   /** BullMQ's key prefix (default `{verikit}`): the hash tag keeps the whole queue in one Redis Cluster slot, as BullMQ asks. */
@@ -356,7 +356,10 @@ export function createRedisInbox(options: RedisInboxOptions): RedisInbox {
         waiting = bull
           .getNextJob(token, { block: true })
           .then(async (job) => {
-            const event = job === undefined ? undefined : await take(job, token);
+            if (job === undefined) return;
+            // The worker that waited has stopped meanwhile: back to wait at once, for a running worker, rather than when its lock runs out.
+            if (signal.aborted) return void (await job.moveToWait(token));
+            const event = await take(job, token);
             if (event !== undefined) fetched.push(event);
           })
           .finally(() => {

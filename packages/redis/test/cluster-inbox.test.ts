@@ -2,8 +2,11 @@ import { createInboxWorker, createWebhookHandler } from '@verikit/core';
 import { signWebhook } from '@verikit/testing';
 import { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inboxAdminCases } from '../../../test-support/inbox-admin.js';
 import { type LocalRedisCluster, requireRedisCluster, startRedisCluster } from '../../../test-support/redis-cluster.js';
 import { createRedisInbox, RedisCrossSlotError, type RedisInbox, type RedisTransaction } from '../src/index.js';
+import { redisAdminStorages } from './admin-storage.js';
+import { inboxAdminRedisCases } from './inbox-admin-redis.js';
 import { inboxSuite } from './inbox-suite.js';
 
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
@@ -34,6 +37,13 @@ describe.runIf(canRun)('the Redis inbox on BullMQ, on a local 3-master Redis Clu
   // Each queue of the suite has a hash tag of its own, so they land on different masters; the whole
   // cluster is thrown away at the end, so nothing is left to remove.
   inboxSuite({ redis: () => redis, cleanup: async () => {} });
+
+  describe('InboxAdmin, payload retention, encryption at rest (each storage a queue and a ledger under a tag of its own)', () => {
+    const storages = redisAdminStorages(() => redis);
+    afterAll(() => storages.cleanup());
+    inboxAdminCases(storages.fresh);
+    describe('on Redis itself', () => inboxAdminRedisCases(() => redis));
+  });
 
   const inboxOn = (options: Partial<Parameters<typeof createRedisInbox>[0]>): RedisInbox => {
     const inbox = createRedisInbox({ redis, persistence: 'ignore', logger: false, ...options });

@@ -388,6 +388,49 @@ describe.runIf(serverAvailable)('the Redis ledger on the real server', () => {
     close();
   });
 
+  it('erase removes the row and every index entry naming it (due, per-kind) in one script; the other rows keep theirs (the contract checks the rest)', async () => {
+    const { ledger, keys, prefix, close } = fresh();
+    const erased: LedgerKey = { kind: 'kyb', refId: 'biz-erased' };
+    const kept: LedgerKey = { kind: 'kyb', refId: 'biz-kept' };
+    for (const key of [erased, kept]) await ledger.track(key, { nextCheckAt: past() });
+    const lock = expectLockOf(await ledger.lock(erased, { leaseMs: 5_000 }));
+    expect(await ledger.record(lock, seen('COMPLETED', 'webhook'), later, nothing)).toBe('changed');
+    /** The keys naming `refId`, in their name or among their members and values. */
+    const naming = async (refId: string) => {
+      const found: string[] = [];
+      for (const key of await keys()) {
+        const type = await redis.type(key);
+        const values =
+          type === 'zset' ? await redis.zrange(key, '0', '-1') : type === 'hash' ? Object.values(await redis.hgetall(key)) : [];
+        if (key.includes(refId) || values.some((value) => value.includes(refId))) found.push(key.slice(prefix.length));
+      }
+      return found.sort();
+    };
+    expect(await naming('biz-erased')).toEqual(['{verikit-test}:due', '{verikit-test}:idx:kyb:final', '{verikit-test}:row:kyb:biz-erased']);
+    const others = await naming('biz-kept');
+
+    expect(await ledger.erase(erased)).toBe(true);
+    expect(await naming('biz-erased')).toEqual([]);
+    expect(await naming('biz-kept')).toEqual(others);
+    expect(await ledger.claimDue({ limit: 10, leaseMs: 5_000 })).toEqual([expect.objectContaining({ key: kept })]);
+    close();
+  });
+
+  it('checkSoon moves a final row only in the due index: it stays in the final index, listed by its new due time', async () => {
+    const { ledger, close } = fresh();
+    const pending: LedgerKey = { kind: 'kyc', refId: 'user-soon' };
+    const final: LedgerKey = { kind: 'kyb', refId: 'biz-final' };
+    for (const key of [pending, final]) await ledger.track(key, { nextCheckAt: later() });
+    const lock = expectLockOf(await ledger.lock(final, { leaseMs: 5_000 }));
+    expect(await ledger.record(lock, seen('COMPLETED'), () => null, nothing)).toBe('changed');
+    expect((await ledger.list()).map((row) => row.refId)).toEqual(['user-soon', 'biz-final']); // never due: last
+    expect(await ledger.checkSoon(final)).toBe(true);
+    expect((await ledger.list()).map((row) => row.refId)).toEqual(['biz-final', 'user-soon']);
+    expect(await ledger.stats()).toMatchObject({ pending: 1, final: 1 });
+    expect((await ledger.list({ pending: true })).map((row) => row.refId)).toEqual(['user-soon']);
+    close();
+  });
+
   it('the read budget is shared by every instance: reservations spaced by intervalMs, a pause holds them all back', async () => {
     const { ledger, other, close } = fresh();
     const minute = 60_000;
