@@ -14,7 +14,7 @@ const serversOf = (redis: RedisClient): Redis[] =>
   'nodes' in redis && typeof redis.nodes === 'function' ? redis.nodes('master') : [redis as Redis];
 
 /** The value of `key` (of `type`) as lines of text, read with the command of its type. */
-async function valueOf(server: Redis, key: string, type: string): Promise<string[]> {
+async function readValue(server: Redis, key: string, type: string): Promise<string[]> {
   switch (type) {
     case 'string':
       return [(await server.get(key)) ?? ''];
@@ -54,7 +54,7 @@ export async function rawScan(redis: RedisClient, prefixes: string[]): Promise<R
           const type = await server.type(key);
           if (type === 'none') continue; // gone since the scan saw it
           types.set(key, type);
-          lines.push(key, ...(await valueOf(server, key, type)));
+          lines.push(key, ...(await readValue(server, key, type)));
         }
       } while (cursor !== '0');
     }
