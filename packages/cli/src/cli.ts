@@ -10,7 +10,7 @@ import { KEYS_VARIABLE, parseEncryptionKeys } from './keys.js';
 import { openStorage } from './open-storage.js';
 import { json, type Output } from './output.js';
 import { createProgress } from './progress.js';
-import { ENGINE_PACKAGES, installedVersion, type Storage } from './storage.js';
+import { describeEngine, ENGINE_PACKAGES, installedVersion, type Storage } from './storage.js';
 import { resolveTarget } from './target.js';
 
 /** Where {@link runVerikit} reads and writes; each defaults to the process's own. */
@@ -114,7 +114,7 @@ export async function runVerikit(args: readonly string[], io: VerikitIO = {}): P
     const open = async (): Promise<Storage> => {
       const target = resolveTarget({ url: values.url as string | undefined, engine: values.engine as string | undefined }, env);
       secrets.push(...target.secrets);
-      failureContext = { where: target.where, setUpHint: target.engine === 'postgres' ? '--schema' : '--queue and --prefix' };
+      failureContext = describeEngine(target.engine, target.where);
       const keysText = env[KEYS_VARIABLE] || undefined;
       if (keysText !== undefined) secrets.push(keysText, ...keysText.split(/[,:]/).map((part) => part.trim()));
       if (command.keys === 'required' && keysText === undefined)

@@ -1,6 +1,6 @@
 import type { PostgresInbox, PostgresLedger } from '@verikit/postgres';
 import { CliError } from './errors.js';
-import { CONNECT_TIMEOUT_MS, installedVersion, loadPeer, type Storage, type StorageOptions } from './storage.js';
+import { CONNECT_TIMEOUT_MS, describeEngine, loadPeer, type Storage, type StorageOptions } from './storage.js';
 import type { Target } from './target.js';
 
 /** verikit on PostgreSQL through the app's `@verikit/postgres`, on a small pool of the CLI's own. */
@@ -34,10 +34,7 @@ export async function openPostgres(target: Target, options: StorageOptions): Pro
   };
 
   return {
-    engine: 'postgres',
-    where,
-    setUpHint: '--schema',
-    engineVersion: `@verikit/postgres ${installedVersion('@verikit/postgres') ?? ''}`.trim(),
+    ...describeEngine('postgres', where),
     async inbox() {
       if (inbox === undefined) {
         // No upkeep here: pruning and payload retention run in the app, with the app's retention settings.

@@ -1,6 +1,6 @@
 import type { RedisInbox, RedisLedger } from '@verikit/redis';
 import { CliError } from './errors.js';
-import { CONNECT_TIMEOUT_MS, installedVersion, loadPeer, type Storage, type StorageOptions } from './storage.js';
+import { CONNECT_TIMEOUT_MS, describeEngine, loadPeer, type Storage, type StorageOptions } from './storage.js';
 import type { Target } from './target.js';
 
 /** verikit on Redis through the app's `@verikit/redis`, on a connection of the CLI's own. */
@@ -38,10 +38,7 @@ export async function openRedis(target: Target, options: StorageOptions): Promis
   const quiet = { persistence: 'ignore', logger: false } as const;
 
   return {
-    engine: 'redis',
-    where,
-    setUpHint: '--queue and --prefix',
-    engineVersion: `@verikit/redis ${installedVersion('@verikit/redis') ?? ''}`.trim(),
+    ...describeEngine('redis', where),
     async inbox() {
       if (inbox === undefined) {
         // BullMQ writes the queue's meta key when a Queue is made, so look before making one: a wrong

@@ -46,6 +46,15 @@ export const ENGINE_PACKAGES: Record<EngineName, string[]> = {
   redis: ['@verikit/redis', 'ioredis', 'bullmq'],
 };
 
+/** What to pass to point the CLI at the app's tables or keys, per engine. */
+const SET_UP_HINT: Record<EngineName, string> = { postgres: '--schema', redis: '--queue and --prefix' };
+
+/** What messages say of an engine: where it is, what points the CLI at the app's names, which engine package is installed. */
+export function describeEngine(engine: EngineName, where: string): Pick<Storage, 'engine' | 'where' | 'setUpHint' | 'engineVersion'> {
+  const name = ENGINE_PACKAGES[engine][0] as string;
+  return { engine, where, setUpHint: SET_UP_HINT[engine], engineVersion: `${name} ${installedVersion(name) ?? ''}`.trim() };
+}
+
 /** How long connecting may take, and each of verikit's calls (the engines' own default bound). */
 export const CONNECT_TIMEOUT_MS = 5_000;
 

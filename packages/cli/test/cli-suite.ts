@@ -53,6 +53,16 @@ export async function seed(
   }
 }
 
+/** Dead letters received before a time (`before`) and after it (`after`): answers the time, apart from both on any clock. */
+async function deadAroundACut(inbox: InboxEngine, before: string[], after: string[]): Promise<Date> {
+  await seed(inbox, before, 'dead');
+  await sleep(50);
+  const cut = new Date();
+  await sleep(50);
+  await seed(inbox, after, 'dead');
+  return cut;
+}
+
 /** Records an observation of `key` as the app's observers would (lock, then record), for a ledger row with a status. */
 async function observed(ledger: AppLedger, key: LedgerKey, status: string, final: boolean, source: 'webhook' | 'reconcile') {
   const lock = await ledger.lock(key, { leaseMs: 30_000 });
@@ -244,11 +254,7 @@ export function cliSuite(fixture: EngineFixture, cliConnections: () => Promise<n
     it('replay --all-dead --since: only the dead letters received since then', async () => {
       const ns = await fixture.fresh();
       const inbox = ns.inbox();
-      await seed(inbox, ['msg_before_1', 'msg_before_2'], 'dead');
-      await sleep(50);
-      const outageBegan = new Date();
-      await sleep(50);
-      await seed(inbox, ['msg_after_1'], 'dead');
+      const outageBegan = await deadAroundACut(inbox, ['msg_before_1', 'msg_before_2'], ['msg_after_1']);
       expect(await cliJson(ns, ['inbox', 'replay', '--all-dead', '--since', outageBegan.toISOString()])).toEqual({
         dryRun: false,
         total: 1,
@@ -262,11 +268,7 @@ export function cliSuite(fixture: EngineFixture, cliConnections: () => Promise<n
     it('purge-dead --before: those received before lose their body and stay as done ids, human and --json', async () => {
       const ns = await fixture.fresh();
       const inbox = ns.inbox();
-      await seed(inbox, ['msg_old_1', 'msg_old_2'], 'dead');
-      await sleep(50);
-      const cut = new Date();
-      await sleep(50);
-      await seed(inbox, ['msg_new'], 'dead');
+      const cut = await deadAroundACut(inbox, ['msg_old_1', 'msg_old_2'], ['msg_new']);
       expect(await cliJson(ns, ['inbox', 'purge-dead', '--before', cut.toISOString()])).toEqual({ purged: 2, before: cut.toISOString() });
       expect(await inbox.get('msg_old_1')).toMatchObject({ state: 'done', payload: 'removed' });
       expect((await inbox.get('msg_new'))?.state).toBe('dead');
@@ -358,6 +360,7 @@ export function cliSuite(fixture: EngineFixture, cliConnections: () => Promise<n
           refId: 'biz-check',
           scheduled: true,
           observed: true,
+          failed: false,
           changed: true,
           before: { status: null, version: 0, observedAt: null },
           after: { status: 'NOT_STARTED', version: 1, source: 'reconcile', observedAt: expect.any(String) },
@@ -373,8 +376,31 @@ export function cliSuite(fixture: EngineFixture, cliConnections: () => Promise<n
         expect(second.stderr).toBe('');
 
         const third = await cliJson(ns, ['ledger', 'check', 'kyb', 'biz-check']);
-        expect(third).toMatchObject({ observed: true, changed: false, before: { version: 2 }, after: { status: 'IN_REVIEW', version: 2 } });
+        expect(third).toMatchObject({
+          observed: true,
+          failed: false,
+          changed: false,
+          before: { version: 2 },
+          after: { status: 'IN_REVIEW', version: 2 },
+        });
         expect(changes).toEqual(['biz-check v1: null -> NOT_STARTED (reconcile)', 'biz-check v2: NOT_STARTED -> IN_REVIEW (reconcile)']);
+
+        // The service fails the reconciler's read: the CLI says the check ran and failed, not that nobody checked.
+        fake.faults.inject('kyb.getCase', { kind: 'status', status: 500 }, { times: 1 });
+        fake.kyb.setStatus('biz-check', 'COMPLETED');
+        const failed = await cli(ns, ['ledger', 'check', 'kyb', 'biz-check']);
+        expect(failed.code).toBe(ExitCode.failure);
+        expect(failed.stdout).toMatch(/\nafter +the check failed \(1 failed check in a row\)\n$/);
+        expect(failed.stderr).toMatch(
+          /^verikit: a reconciler checked kyb "biz-check" but could not read its result \(1 failed check in a row; /,
+        );
+        expect(await cliJson(ns, ['ledger', 'check', 'kyb', 'biz-check'])).toMatchObject({
+          observed: true,
+          failed: false,
+          changed: true,
+          after: { status: 'COMPLETED', final: true, version: 3, failures: 0 },
+        });
+        expect(changes).toHaveLength(3);
       } finally {
         await reconciler.stop();
         await client.close();
@@ -488,11 +514,18 @@ export function cliSuite(fixture: EngineFixture, cliConnections: () => Promise<n
       });
       expect(otherKey.stderr).toMatch(/sealed with key "k1", which VERIKIT_ENCRYPTION_KEYS does not hold/);
 
-      const erase = await cli(ns, ['erase', 'kyb', 'biz-sealed', '--only', 'inbox']);
+      // Without the key: what can be erased is (the ledger row), the sealed body stays as it was, and the exit code says so.
+      const ledger = ns.ledger();
+      await ledger.track({ kind: 'kyb', refId: 'biz-sealed' }, inAnHour());
+      const erase = await cli(ns, ['erase', 'kyb', 'biz-sealed']);
       expect(erase.code).toBe(ExitCode.sealed);
-      expect(erase.stderr).toMatch(
-        /^verikit: not everything was erased: a stored body is sealed \(key "k1"\) and VERIKIT_ENCRYPTION_KEYS is not set/,
+      expect(erase.stdout).toBe(
+        'verification  kyb biz-sealed\ninbox         bodies that opened were removed; one or more could not be opened (below)\nledger        row removed\n',
       );
+      expect(erase.stderr).toMatch(
+        /^verikit: not everything was erased: a stored body is sealed \(key "k1"\) and VERIKIT_ENCRYPTION_KEYS is not set: .*; run erase again once it is\n$/,
+      );
+      expect(await ledger.get({ kind: 'kyb', refId: 'biz-sealed' })).toBeUndefined();
       expect(await inbox.get('msg_sealed', { withPayload: true })).toMatchObject({ state: 'dead', payload: 'kept', body });
 
       const shown = await cli(ns, ['inbox', 'show', 'msg_sealed', '--payload'], { VERIKIT_ENCRYPTION_KEYS: keysVariable(k1) });

@@ -4,6 +4,7 @@ import { createRedisInbox, createRedisLedger } from '@verikit/redis';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { POSTGRES_URL, REDIS_URL, requireService } from '../../../test-support/services.js';
+import { rawScan } from '../../redis/test/raw-scan.js';
 
 /** The app's side of one namespace: what the app would make over the storage the CLI is pointed at. */
 export type AppInbox = InboxEngine & InboxAdmin;
@@ -79,18 +80,6 @@ export async function postgresFixture(): Promise<EngineFixture> {
   };
 }
 
-/** Every value of `key`, whatever its type, as text. */
-async function dumpKey(redis: Redis, key: string): Promise<string> {
-  const type = await redis.type(key);
-  if (type === 'string') return String(await redis.get(key));
-  if (type === 'hash') return JSON.stringify(await redis.hgetall(key));
-  if (type === 'list') return JSON.stringify(await redis.lrange(key, 0, -1));
-  if (type === 'set') return JSON.stringify(await redis.smembers(key));
-  if (type === 'zset') return JSON.stringify(await redis.zrange(key, 0, -1, 'WITHSCORES'));
-  if (type === 'stream') return JSON.stringify(await redis.xrange(key, '-', '+'));
-  return '';
-}
-
 /** verikit on the real Redis server: a BullMQ prefix and a ledger prefix per namespace, deleted at the end. */
 export async function redisFixture(): Promise<EngineFixture> {
   const available = await requireService('Redis', REDIS_URL);
@@ -132,10 +121,8 @@ export async function redisFixture(): Promise<EngineFixture> {
         args: ['--url', REDIS_URL, '--prefix', prefix, '--ledger-prefix', ledgerPrefix],
         inbox: make,
         ledger: () => createRedisLedger({ redis, prefix: ledgerPrefix, persistence: 'ignore', logger: false }) as unknown as AppLedger,
-        async dump() {
-          const keys = await keysOf(name);
-          return (await Promise.all(keys.map(async (key) => `${key} ${await dumpKey(redis, key)}`))).join('\n');
-        },
+        // The Redis engine's own raw scan: every key under both prefixes, each value read by its type.
+        dump: async () => (await rawScan(redis, [prefix, ledgerPrefix])).text,
       };
     },
     notSetUp: () => ['--url', REDIS_URL, '--prefix', `{vkcli-never-${unique()}}`],

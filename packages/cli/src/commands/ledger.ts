@@ -2,7 +2,7 @@ import type { LedgerEntry, LedgerKey, LedgerStats } from '@verikit/core';
 import { parseCount, parseKind, parseLedgerKey } from '../args.js';
 import type { Command } from '../command.js';
 import { CliError } from '../errors.js';
-import { duration, fields, json, printable, table, time, timeAgo } from '../output.js';
+import { duration, fields, json, plural, printable, table, time, timeAgo } from '../output.js';
 import { type CliLedger, operation } from '../storage.js';
 
 /** A row as `--json` writes it: its times as ISO text. */
@@ -96,7 +96,10 @@ const stats: Command = {
   },
 };
 
-/** Waits until the row's observation moves past `before`'s, polling; the row, or `undefined` when `until` passes first. */
+/**
+ * Waits until a reconciler has checked the row since `before` (its observation moved, or its failed
+ * checks changed: a read that failed), polling; the row, or `undefined` when `until` passes first.
+ */
 async function observedAfter(
   ledger: CliLedger,
   key: LedgerKey,
@@ -104,8 +107,7 @@ async function observedAfter(
   until: number,
   signal: AbortSignal,
 ): Promise<LedgerEntry | undefined> {
-  const moved = (row: LedgerEntry | undefined) =>
-    row !== undefined && (row.version !== before.version || row.observedAt?.getTime() !== before.observedAt?.getTime());
+  const moved = (row: LedgerEntry) => observedSince(before, row) || row.failures !== before.failures;
   for (;;) {
     const row = await ledger.get(key);
     if (row === undefined)
@@ -125,6 +127,10 @@ async function observedAfter(
       throw new CliError('interrupted', `stopped waiting; ${key.kind} ${JSON.stringify(key.refId)} stays due now for the reconciler`);
   }
 }
+
+/** Whether `row` holds an observation newer than `before`'s. */
+const observedSince = (before: LedgerEntry, row: LedgerEntry): boolean =>
+  row.version !== before.version || row.observedAt?.getTime() !== before.observedAt?.getTime();
 
 const check: Command = {
   words: ['ledger', 'check'],
@@ -160,14 +166,18 @@ const check: Command = {
     progress.note(`waiting up to ${timeoutS}s for a reconciler to observe it`);
     const started = Date.now();
     const after = await observedAfter(ledger, key, before, started + timeoutS * 1_000, context.signal).finally(() => progress.finish());
-    const changed = after !== undefined && after.version !== before.version;
+    const observed = after !== undefined && observedSince(before, after);
+    // Checked, but the read of its result failed: the reconciler tries again by its schedule's backoff.
+    const failed = after !== undefined && !observed;
+    const changed = observed && after.version !== before.version;
     if (context.json) {
       context.out.stdout.write(
         json({
           kind: key.kind,
           refId: key.refId,
           scheduled: true,
-          observed: after !== undefined,
+          observed,
+          failed,
           changed,
           before: entryJson(before),
           after: after === undefined ? null : entryJson(after),
@@ -180,10 +190,22 @@ const check: Command = {
         fields([
           ['verification', printable(name)],
           ['before', line(before)],
-          ['after', after === undefined ? '-' : `${line(after)}${changed ? ' (changed: onChange ran)' : ' (unchanged)'}`],
+          [
+            'after',
+            after === undefined
+              ? '-'
+              : failed
+                ? `the check failed (${plural(after.failures, 'failed check')} in a row)`
+                : `${line(after)}${changed ? ' (changed: onChange ran)' : ' (unchanged)'}`,
+          ],
         ]),
       );
     }
+    if (failed)
+      throw new CliError(
+        'failure',
+        `a reconciler checked ${name} but could not read its result (${plural(after.failures, 'failed check')} in a row; the app's log says why): it tries again by its schedule, or run this again`,
+      );
     if (after === undefined)
       throw new CliError(
         'notObserved',
