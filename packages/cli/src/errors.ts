@@ -72,6 +72,13 @@ export function asCliError(error: unknown, context: FailureContext | undefined):
   if (code !== undefined && NETWORK.has(code)) return new CliError('unreachable', `cannot reach ${where} (${code})`);
   if (code !== undefined && PG_REFUSED[code] !== undefined) return new CliError('unreachable', `cannot use ${where}: ${PG_REFUSED[code]}`);
   if (code === 'timeout') return new CliError('unreachable', `${where} did not answer in time (${messageOf(error)})`);
+  // undefined_column, not_null_violation: tables migrated by another version of the engine than the one the CLI loaded
+  // (verikit's own statements write no NULL a table of their version refuses).
+  if (code === '42703' || code === '23502')
+    return new CliError(
+      'notSetUp',
+      `verikit's tables in ${where} are not those of the engine version the CLI runs: run that version's migrate(), or install the version the app runs beside the CLI`,
+    );
   if (code !== undefined && PG_MISSING.has(code))
     return new CliError(
       'notSetUp',

@@ -18,7 +18,7 @@ export const ExitCode = {
   configuration: 4,
   /** The database or Redis could not be reached (refused, unknown host, no answer in time, authentication failed). */
   unreachable: 5,
-  /** Reached, but verikit's tables (PostgreSQL) or the inbox queue (Redis) are not there: not migrated, or another schema/prefix. */
+  /** Reached, but verikit's tables (PostgreSQL) or the inbox queue (Redis) are not there, or are another engine version's: not migrated, or another schema/prefix. */
   notSetUp: 6,
   /** A stored body is sealed and could not be opened: its key is not in `VERIKIT_ENCRYPTION_KEYS`, or is not the one it was sealed with. */
   sealed: 7,

@@ -4,7 +4,7 @@ import { POSTGRES_URL } from '../../../test-support/services.js';
 import { ExitCode } from '../src/index.js';
 import { cliSuite, seed } from './cli-suite.js';
 import { postgresFixture } from './engines.js';
-import { startCli } from './run-cli.js';
+import { runCli, startCli } from './run-cli.js';
 
 const fixture = await postgresFixture();
 const admin = new pg.Pool({ connectionString: POSTGRES_URL, max: 2 });
@@ -17,6 +17,19 @@ const cliConnections = async () =>
 
 describe.runIf(fixture.available)('verikit on PostgreSQL', () => {
   cliSuite(fixture, cliConnections);
+
+  it("tables of another engine version (the inbox's payload still NOT NULL, as before payload retention) are exit 6, not a raw SQL error", async () => {
+    const ns = await fixture.fresh();
+    await seed(ns.inbox(), ['msg_old_table'], 'dead');
+    const schema = ns.args[ns.args.indexOf('--schema') + 1] as string;
+    await admin.query(`ALTER TABLE "${schema}".verikit_inbox ALTER COLUMN payload SET NOT NULL`);
+    const result = await runCli(['inbox', 'purge-dead', '--before', '2999-01-01', ...ns.args]);
+    expect(result.code).toBe(ExitCode.notSetUp);
+    expect(result.stderr).toMatch(
+      /^verikit: verikit's tables in PostgreSQL at .* are not those of the engine version the CLI runs: run that version's migrate\(\)/,
+    );
+    expect(result.stderr).not.toMatch(/violates|null value/);
+  });
 
   it('Ctrl-C during replay --all-dead stops between two replays: those replayed stay replayed, the rest stay dead, exit 130', async () => {
     const ns = await fixture.fresh();
