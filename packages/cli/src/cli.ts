@@ -116,7 +116,8 @@ export async function runVerikit(args: readonly string[], io: VerikitIO = {}): P
       secrets.push(...target.secrets);
       failureContext = describeEngine(target.engine, target.where);
       const keysText = env[KEYS_VARIABLE] || undefined;
-      if (keysText !== undefined) secrets.push(keysText, ...keysText.split(/[,:]/).map((part) => part.trim()));
+      // The keys, never their ids (a message names the id of a key that would not open a body).
+      if (keysText !== undefined) secrets.push(keysText, ...keysText.split(',').map((entry) => entry.slice(entry.indexOf(':') + 1).trim()));
       if (command.keys === 'required' && keysText === undefined)
         throw new CliError('configuration', `${name} needs ${KEYS_VARIABLE}: the app's keys, id:base64, the current key first`);
       const encryption = command.keys !== 'unused' && keysText !== undefined ? parseEncryptionKeys(keysText) : undefined;

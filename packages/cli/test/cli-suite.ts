@@ -454,7 +454,7 @@ export function cliSuite(fixture: EngineFixture, cliConnections: () => Promise<n
   });
 
   describe('personal data', () => {
-    const k1: [string, string] = ['k1', base64Key()];
+    const k1: [string, string] = ['2026-11', base64Key()];
 
     it('erase with encryption on: nothing of the refId is left in a raw dump (bodies, ledger row); others stay; human and --json', async () => {
       const ns = await fixture.fresh();
@@ -502,17 +502,20 @@ export function cliSuite(fixture: EngineFixture, cliConnections: () => Promise<n
       const noKeys = await cli(ns, ['inbox', 'show', 'msg_sealed', '--payload']);
       expect(noKeys.code).toBe(ExitCode.sealed);
       expect(noKeys.stderr).toBe(
-        'verikit: a stored body is sealed (key "k1") and VERIKIT_ENCRYPTION_KEYS is not set: set it to the app\'s keys (id:base64, current first)\n',
+        'verikit: a stored body is sealed (key "2026-11") and VERIKIT_ENCRYPTION_KEYS is not set: set it to the app\'s keys (id:base64, current first)\n',
       );
+      const wrong = base64Key();
       const wrongKey = await cli(ns, ['inbox', 'show', 'msg_sealed', '--payload'], {
-        VERIKIT_ENCRYPTION_KEYS: keysVariable(['k1', base64Key()]),
+        VERIKIT_ENCRYPTION_KEYS: keysVariable(['2026-11', wrong]),
       });
       expect(wrongKey.code).toBe(ExitCode.sealed);
-      expect(wrongKey.stderr).toMatch(/sealed with key "k1" does not open with the key VERIKIT_ENCRYPTION_KEYS gives that id/);
+      // The key's id is named (it is how the operator finds the key), the key never.
+      expect(wrongKey.stderr).toMatch(/sealed with key "2026-11" does not open with the key VERIKIT_ENCRYPTION_KEYS gives that id/);
+      expect(wrongKey.stderr).not.toContain(wrong);
       const otherKey = await cli(ns, ['inbox', 'show', 'msg_sealed', '--payload'], {
         VERIKIT_ENCRYPTION_KEYS: keysVariable(['k2', base64Key()]),
       });
-      expect(otherKey.stderr).toMatch(/sealed with key "k1", which VERIKIT_ENCRYPTION_KEYS does not hold/);
+      expect(otherKey.stderr).toMatch(/sealed with key "2026-11", which VERIKIT_ENCRYPTION_KEYS does not hold/);
 
       // Without the key: what can be erased is (the ledger row), the sealed body stays as it was, and the exit code says so.
       const ledger = ns.ledger();
@@ -523,7 +526,7 @@ export function cliSuite(fixture: EngineFixture, cliConnections: () => Promise<n
         'verification  kyb biz-sealed\ninbox         bodies that opened were removed; one or more could not be opened (below)\nledger        row removed\n',
       );
       expect(erase.stderr).toMatch(
-        /^verikit: not everything was erased: a stored body is sealed \(key "k1"\) and VERIKIT_ENCRYPTION_KEYS is not set: .*; run erase again once it is\n$/,
+        /^verikit: not everything was erased: a stored body is sealed \(key "2026-11"\) and VERIKIT_ENCRYPTION_KEYS is not set: .*; run erase again once it is\n$/,
       );
       expect(await ledger.get({ kind: 'kyb', refId: 'biz-sealed' })).toBeUndefined();
       expect(await inbox.get('msg_sealed', { withPayload: true })).toMatchObject({ state: 'dead', payload: 'kept', body });
