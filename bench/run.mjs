@@ -1,5 +1,5 @@
 // `pnpm bench`: every benchmark in one run. Figures, not pass/fail: the quality bars are read off this output.
-// Flags: --quick (shorter runs), --verbose (print every round), --only=sizes|cold|verify|client|adapters|inbox|inbox-admin|redis|ledger (one benchmark),
+// Flags: --quick (shorter runs), --verbose (print every round), --only=sizes|cold|verify|client|adapters|inbox|inbox-admin|redis|redis-admin|ledger (one benchmark),
 // --control (adapters: bare route vs bare route, the method's own spread),
 // --frameworks=express,fastify,hono and --rounds=N (adapters: which frameworks, how many rounds),
 // --json=<file> or --json <file> (also write every reported figure to a JSON file, to compare runs).
@@ -11,6 +11,7 @@ import { benchInboxAdmin } from './inbox-admin.mjs';
 import { benchLedger } from './ledger.mjs';
 import { writeReport } from './lib.mjs';
 import { benchRedis } from './redis.mjs';
+import { benchRedisAdmin } from './redis-admin.mjs';
 import { benchSizes } from './sizes.mjs';
 import { benchVerify } from './verify.mjs';
 
@@ -51,6 +52,7 @@ if (selected('redis')) {
     ...(quick ? { events: 40_000, windows: 1, warmupSeconds: 1 } : {}),
   });
 }
+if (selected('redis-admin')) await benchRedisAdmin(quick ? { jobs: 20_000, kept: 2_000, rounds: 1 } : {});
 if (selected('ledger')) {
   await benchLedger(quick ? { verifications: 2_000, seconds: 20, settleSeconds: 5, warmupSeconds: 1, windows: 3 } : {});
 }

@@ -48,7 +48,7 @@ const BATCH = 100;
 const MAX_PRUNE_ROUNDS = 100;
 
 const wholeMs = (value: unknown, name: string, fallback: number, least: number): number => {
-  const ms = value ?? fallback;
+  const ms = value === undefined ? fallback : value;
   if (typeof ms !== 'number' || !Number.isInteger(ms) || ms < least)
     throw new ConfigurationError(name, `${name} must be a whole number of ms from ${least}`);
   return ms;
@@ -58,7 +58,7 @@ const wholeMs = (value: unknown, name: string, fallback: number, least: number):
 export function resolveRetention(options: RedisRetentionOptions): Required<RedisRetentionOptions> {
   return {
     payloadRetentionMs: wholeMs(options.payloadRetentionMs, 'payloadRetentionMs', HOUR_MS, 0),
-    deadLetterRetentionMs: wholeMs(options.deadLetterRetentionMs, 'deadLetterRetentionMs', 30 * DAY_MS, 0),
+    deadLetterRetentionMs: wholeMs(options.deadLetterRetentionMs, 'deadLetterRetentionMs', 30 * DAY_MS, 1),
     pruneIntervalMs: wholeMs(options.pruneIntervalMs, 'pruneIntervalMs', 60_000, 0),
     pruneBatchSize: wholeMs(options.pruneBatchSize, 'pruneBatchSize', 100, 1),
   };

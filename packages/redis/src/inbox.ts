@@ -49,9 +49,9 @@ export interface RedisInbox extends InboxEngine<RedisTransaction>, InboxAdmin {
   /** Dead letters, oldest received first, a page at a time (`since`, `after`: the last id of the page before). */
   deadLetters(options?: DeadLetterQuery): Promise<DeadLetter[]>;
   /**
-   * Removes the bodies of events done for `payloadRetentionMs` and purges dead letters dead for
-   * `deadLetterRetentionMs`, in batches; answers how many bodies went. An inbox that leases (the
-   * worker's) runs it every `pruneIntervalMs`.
+   * Removes the bodies of events done for `payloadRetentionMs` and purges dead letters received more
+   * than `deadLetterRetentionMs` ago, in batches; answers how many bodies went. An inbox that leases
+   * (the worker's) runs it every `pruneIntervalMs`.
    */
   prune(): Promise<number>;
   /**
@@ -358,7 +358,7 @@ export function createRedisInbox(options: RedisInboxOptions): RedisInbox {
           .then(async (job) => {
             if (job === undefined) return;
             // The worker that waited has stopped meanwhile: back to wait at once, for a running worker, rather than when its lock runs out.
-            if (signal.aborted) return void (await job.moveToWait(token));
+            if (signal.aborted) return void (await job.moveToWait(token).catch(onBullError));
             const event = await take(job, token);
             if (event !== undefined) fetched.push(event);
           })

@@ -44,5 +44,16 @@ describe.runIf(serverAvailable)('the Redis inbox on BullMQ, on the real server',
   it('refuses unusable options at creation', () => {
     expect(() => createRedisInbox({ redis: {} as never })).toThrow(/redis is required/);
     expect(() => createRedisInbox({ redis, queueName: '' })).toThrow(/queueName/);
+    const refused: Array<[Record<string, unknown>, string]> = [
+      [{ payloadRetentionMs: -1 }, 'payloadRetentionMs'],
+      [{ payloadRetentionMs: null }, 'payloadRetentionMs'],
+      [{ deadLetterRetentionMs: 0 }, 'deadLetterRetentionMs'],
+      [{ pruneIntervalMs: 1.5 }, 'pruneIntervalMs'],
+      [{ pruneBatchSize: 0 }, 'pruneBatchSize'],
+      [{ encryption: { keys: [] } }, 'encryption'],
+      [{ encryption: { keys: [{ id: 'k1', key: 'c2hvcnQ=' }] } }, 'encryption.keys[0].key'],
+    ];
+    for (const [options, option] of refused)
+      expect(() => createRedisInbox({ redis, ...options }), option).toThrow(expect.objectContaining({ code: 'invalid_config', option }));
   });
 });

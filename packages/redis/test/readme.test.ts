@@ -16,7 +16,14 @@ it.runIf(serverAvailable)('the README snippet works as written: 204, then the ev
     const output = await snippet.waitFor('once', 30_000);
     expect(output).toMatch(/answer 204\n/);
     const id = /handled (msg_\S+) once/.exec(output)?.[1] as string;
-    expect(JSON.parse((await redis.hget(`readme:${pid}:results`, id)) as string)).toEqual({ kind: 'kyb', refId: 'business-42' });
+    // onEvent prints before it returns; its queued write is applied just after, with "done".
+    const deadline = Date.now() + 20_000;
+    let result = await redis.hget(`readme:${pid}:results`, id);
+    while (result === null && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+      result = await redis.hget(`readme:${pid}:results`, id);
+    }
+    expect(JSON.parse(result as string)).toEqual({ kind: 'kyb', refId: 'business-42' });
   } finally {
     await snippet.stop();
     const keys = [...(await redis.keys(`{verikit}:readme-${pid}:*`)), `readme:${pid}:results`];
