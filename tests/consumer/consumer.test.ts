@@ -11,7 +11,7 @@ const run = promisify(execFile);
 // project has no such path, and the scratch project's processes must not see one either.
 delete process.env.NODE_PATH;
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const PACKAGES = ['core', 'testing', 'express', 'fastify', 'hono', 'postgres', 'redis'];
+const PACKAGES = ['core', 'testing', 'express', 'fastify', 'hono', 'postgres', 'redis', 'cli'];
 
 // How users meet the packages: packed tarballs installed into a fresh project. Dual-package bugs show here.
 describe('packed packages in a scratch project', () => {
@@ -49,6 +49,7 @@ import { verikitPlugin } from '@verikit/fastify';
 import { verikitApp } from '@verikit/hono';
 import { createPostgresInbox, createPostgresStore, type Queryable } from '@verikit/postgres';
 import { createRedisInbox, createRedisStore } from '@verikit/redis';
+import { ExitCode, parseEncryptionKeys, runVerikit } from '@verikit/cli';
 import express from 'express';
 import Fastify from 'fastify';
 import { Hono } from 'hono';
@@ -80,6 +81,9 @@ createWebhookHandler({ secret: 'whsec_plJ3nmyCDGBKInavdOK15jsl', store: createPo
 const redis = new Redis({ lazyConnect: true });
 createWebhookHandler({ secret: 'whsec_plJ3nmyCDGBKInavdOK15jsl', store: createRedisStore({ redis }), onEvent });
 createInboxWorker({ inbox: createRedisInbox({ redis }), onEvent: async (ctx) => ctx.sql.call('HSET', 'results', ctx.id, ctx.attempt) });
+// The ops CLI's programmatic side: its exit codes and the keys variable's reader.
+void runVerikit(['inbox', 'stats', '--json'], { env: {} }).then((code: number) => code === ExitCode.notFound);
+void parseEncryptionKeys;
 void createFakeService;
 void signWebhook({ secret: 'whsec_plJ3nmyCDGBKInavdOK15jsl', payload: {} }).headers['svix-id'];
 `,
@@ -125,6 +129,20 @@ void signWebhook({ secret: 'whsec_plJ3nmyCDGBKInavdOK15jsl', payload: {} }).head
       { cwd: dir },
     );
     for (const output of [esm.stdout, cjs.stdout]) expect(output.trim().split('\n')).toEqual(names.map((n) => `${n} true`));
+  });
+
+  it('the verikit bin runs from the installed tarball: names its engines, and says what to install for one that is missing (pg here)', async () => {
+    const bin = join(dir, 'node_modules/.bin/verikit');
+    const { stdout } = await run(bin, ['--version'], { cwd: dir });
+    expect(stdout).toBe('@verikit/cli 0.1.0\n@verikit/postgres 0.1.0\n@verikit/redis 0.1.0\n');
+    const missing = await run(bin, ['inbox', 'stats', '--url', 'postgres://127.0.0.1:1/app'], { cwd: dir }).then(
+      () => ({ code: 0, stderr: '' }),
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(missing.code).toBe(4);
+    expect(missing.stderr).toBe(
+      'verikit: a PostgreSQL URL needs @verikit/postgres, pg installed beside @verikit/cli (pg is missing): npm install @verikit/postgres pg, at the versions your app runs\n',
+    );
   });
 
   it('the client works where its optional peers are not installed (undici: fetch; @opentelemetry/api: no spans)', async () => {
