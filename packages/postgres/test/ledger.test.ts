@@ -437,7 +437,9 @@ function engineSuite(name: string, open: () => Promise<{ db: Queryable; close():
     });
 
     it('a row or database held by another transaction: calls fail with StorageTimeoutError within timeoutMs; late locks are handed back', async () => {
-      const { schema, ledger } = await fresh({ timeoutMs: 300 });
+      // A short bound for the calls that must give up; every other call on a patient ledger over the same tables, so a busy machine fails none of them.
+      const { schema, ledger: bounded } = await fresh({ timeoutMs: 300 });
+      const ledger = createPostgresLedger({ db, schema });
       const key: LedgerKey = { kind: 'kyb', refId: 'held' };
       const other: LedgerKey = { kind: 'kyb', refId: 'other' };
       await ledger.track(key, { nextCheckAt: PAST });
@@ -448,10 +450,10 @@ function engineSuite(name: string, open: () => Promise<{ db: Queryable; close():
       try {
         await holder.held;
         // Waits for the row (and on PGlite for the only connection): bounded, not a hang.
-        await expect(ledger.release(lock, { nextCheckAt: PAST, failures: 1 })).rejects.toBeInstanceOf(StorageTimeoutError);
+        await expect(bounded.release(lock, { nextCheckAt: PAST, failures: 1 })).rejects.toBeInstanceOf(StorageTimeoutError);
         if (oneConnection) {
-          await expect(ledger.lock(other, { leaseMs: 60_000 })).rejects.toBeInstanceOf(StorageTimeoutError);
-          await expect(ledger.claimDue({ limit: 10, leaseMs: 60_000 })).rejects.toBeInstanceOf(StorageTimeoutError);
+          await expect(bounded.lock(other, { leaseMs: 60_000 })).rejects.toBeInstanceOf(StorageTimeoutError);
+          await expect(bounded.claimDue({ limit: 10, leaseMs: 60_000 })).rejects.toBeInstanceOf(StorageTimeoutError);
         } else {
           // A row held elsewhere is skipped, not waited for.
           expect(await ledger.claimDue({ limit: 10, leaseMs: 10_000 }).then((locks) => locks.map((l) => l.key.refId))).toEqual(['other']);
