@@ -20,7 +20,7 @@ export type { VerifyWebhookInput } from './webhook/api.js';
 export type { FetchWebhookHandler, FetchWebhookOptions } from './webhook/fetch-handler.js';
 
 // zod and the schemas load at a client's first call: a process that only receives webhooks never loads them.
-const parsers = lazyParsers(() => import('./client/parsers.js'));
+const parsers = lazyParsers(() => import('./client/parsers-node.js'));
 
 // One interval sweeps every deadline of a route on Node, where a timer per request costs (bench/adapters.mjs).
 // The webhook functions below are bound to it one by one, marked pure: a bundler keeps only those an app calls.

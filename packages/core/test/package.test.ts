@@ -53,7 +53,7 @@ describe('the two builds', () => {
     expect(loaded.filter((url) => importsZod(url) || /\bfrom\s*['"]undici/.test(readFileSync(url, 'utf8')))).toEqual([]);
     // The client's parsers are the chunk that imports zod, reached by a dynamic import alone.
     const onFirstCall = modulesReachedFrom(entry).filter((url) => !loaded.some((l) => l.href === url.href));
-    expect(onFirstCall.filter(importsZod).map((url) => url.pathname.replace(/.*dist\/|-\w+\.js$/g, ''))).toEqual(['parsers']);
+    expect(onFirstCall.filter(importsZod).map((url) => url.pathname.replace(/.*dist\/|-\w+\.js$/g, ''))).toEqual(['parsers-node']);
   });
 
   it('both builds export the same names', () => {

@@ -4,8 +4,10 @@ import { $constructor, type $loose, type $ZodLooseShape, type $ZodObject, type $
 
 /**
  * zod/mini's object schema on the JIT-compiled object parser full zod uses. zod/mini's own object
- * interprets each parse: the client's ratio to raw undici fell from 0.90 to 0.74 with it
- * (bench/client.mjs), while zod/mini keeps a Worker with the client under its size budget.
+ * interprets each parse, about four times the CPU for a case's details: the cost the Web build's
+ * client would pay where code may be generated (Bun, Deno), and anyone parsing with these schemas,
+ * while zod/mini keeps a Worker with the client under its size budget. On Node the client compiles
+ * each schema whole (client/parsers-node.ts) and comes here only for an answer that fails that check.
  */
 const JitObject = /* @__PURE__ */ $constructor('VerikitLooseObject', (inst: $ZodObject, def: $ZodObjectDef) => {
   $ZodObjectJIT.init(inst, def);
