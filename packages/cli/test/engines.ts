@@ -3,8 +3,9 @@ import { createPostgresInbox, createPostgresLedger } from '@verikit/postgres';
 import { createRedisInbox, createRedisLedger } from '@verikit/redis';
 import { Redis } from 'ioredis';
 import pg from 'pg';
+import { dumpSchema } from '../../../test-support/postgres-raw-dump.js';
+import { rawScan } from '../../../test-support/redis-raw-scan.js';
 import { POSTGRES_URL, REDIS_URL, requireService } from '../../../test-support/services.js';
-import { rawScan } from '../../redis/test/raw-scan.js';
 
 /** The app's side of one namespace: what the app would make over the storage the CLI is pointed at. */
 export type AppInbox = InboxEngine & InboxAdmin;
@@ -62,13 +63,8 @@ export async function postgresFixture(): Promise<EngineFixture> {
         args: ['--url', POSTGRES_URL, '--schema', schema],
         inbox: make,
         ledger: () => createPostgresLedger({ db: pool, schema }) as unknown as AppLedger,
-        async dump() {
-          const { rows } = await pool.query('SELECT table_name FROM information_schema.tables WHERE table_schema = $1', [schema]);
-          const dumps = await Promise.all(
-            rows.map(({ table_name }) => pool.query(`SELECT t::text AS row FROM "${schema}"."${table_name}" t`)),
-          );
-          return dumps.flatMap((d) => d.rows.map((r) => String(r.row))).join('\n');
-        },
+        // Every column of every table in the schema, read raw.
+        dump: () => dumpSchema(pool, schema),
       };
     },
     notSetUp: () => ['--url', POSTGRES_URL, '--schema', `verikit_cli_never_${unique()}`],
