@@ -1,7 +1,7 @@
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { createRedisInbox, createRedisLedger } from '@verikit/redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../../test-support/readme-snippet.js';
 import { type LocalRedisCluster, startRedisCluster } from '../../../test-support/redis-cluster.js';
 import { codeBlocks } from '../../../test-support/snippets.js';
 import { ExitCode } from '../src/index.js';
@@ -9,14 +9,8 @@ import { cliSuite, seed } from './cli-suite.js';
 import { appCluster, nodeUrl, redisClusterFixture, seedUrls } from './engines.js';
 import { runCli, runJson } from './run-cli.js';
 
-/** A loopback port nothing listens on: bound by the OS, then closed at once. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+/** A loopback port nothing listens on (the OS found it free, and nothing was started on it). */
+const closedPort = freePort;
 
 /**
  * The CLI on a local 3-master Redis Cluster of the test's own (started and stopped here, process

@@ -1,16 +1,10 @@
-import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
+import { freePort } from '../../../test-support/readme-snippet.js';
 import { ExitCode } from '../src/index.js';
 import { runCli } from './run-cli.js';
 
-/** A loopback port nothing listens on: bound by the OS, then closed at once. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+/** A loopback port nothing listens on (the OS found it free, and nothing was started on it). */
+const closedPort = freePort;
 
 /** An error's one line: no stack trace, nothing on stdout. */
 function expectOneLine(result: { stdout: string; stderr: string }): void {
