@@ -11,11 +11,14 @@ const run = promisify(execFile);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * Whether a local Redis Cluster can be started here (`redis-server` and `redis-cli` on the PATH).
- * Like `requireService`: a failure when `VERIKIT_REQUIRE_SERVICES=1`, else skipped, saying why.
+ * Whether a local Redis Cluster can be started here (`redis-server` and `redis-cli` on the PATH; with
+ * `tls`, `openssl` too, which makes its certificate). Like `requireService`: a failure when
+ * `VERIKIT_REQUIRE_SERVICES=1`, else skipped, saying why.
  */
-export function requireRedisCluster(): boolean {
-  return requireCommands('Redis Cluster', ['redis-server', 'redis-cli']);
+export function requireRedisCluster(options: { tls?: boolean } = {}): boolean {
+  return options.tls
+    ? requireCommands('Redis Cluster over TLS', ['redis-server', 'redis-cli', ['openssl', 'version']])
+    : requireCommands('Redis Cluster', ['redis-server', 'redis-cli']);
 }
 
 /** One redis-server of a {@link LocalRedisCluster}. */
@@ -45,13 +48,25 @@ export interface RedisClusterOptions {
   persistence?: string[];
   /** Where the nodes' temporary directories are made (default: the system's temporary directory). */
   parentDir?: string;
+  /** A password every client and node gives (`requirepass`, `masterauth`); default none. */
+  password?: string;
+  /**
+   * TLS only (no plain port), between nodes too, as a managed Cluster with in-transit encryption
+   * (ElastiCache, MemoryDB) has it: nodes named `localhost`, not by address (CLUSTER SLOTS answers
+   * names), under a self-signed certificate for that name alone, made with openssl
+   * ({@link LocalRedisCluster.caFile}). A client checks it against the names, so it must connect by
+   * name: ioredis `dnsLookup: (address, callback) => callback(null, address)`. Default off.
+   */
+  tls?: boolean;
 }
 
 /** A Redis Cluster of the test's own, on free loopback ports, each node in a temporary directory. */
 export interface LocalRedisCluster {
   readonly nodes: readonly ClusterNode[];
-  /** Where an ioredis `Cluster` starts: `new Cluster(cluster.startupNodes)`. */
+  /** Where an ioredis `Cluster` starts: `new Cluster(cluster.startupNodes)` (by name, `localhost`, over TLS). */
   readonly startupNodes: Array<{ host: string; port: number }>;
+  /** With `tls`: the certificate (PEM) to trust, e.g. as ioredis's `tls: { ca }` or Node's `NODE_EXTRA_CA_CERTS`. */
+  readonly caFile?: string;
   /** The node that serves `key`'s slot as master now. */
   masterOf(key: string): Promise<ClusterNode>;
   /** The running nodes that are masters now. */
@@ -66,13 +81,21 @@ interface NodeState extends ClusterNode {
   stop(): Promise<void>;
 }
 
+/** What {@link startNode} needs: the options with their defaults, and how redis-server and redis-cli reach the nodes. */
+interface NodeSettings extends Required<Omit<RedisClusterOptions, 'password'>> {
+  /** redis-server arguments for TLS (besides its port) and the password. */
+  serverArgs: string[];
+  /** redis-cli arguments for TLS and the password. */
+  cliArgs: string[];
+}
+
 /** Starts a redis-server with cluster mode on, answering once it accepts connections; tries other ports when one was taken meanwhile. */
-async function startNode(dir: string, options: Required<RedisClusterOptions>): Promise<NodeState> {
+async function startNode(dir: string, options: NodeSettings): Promise<NodeState> {
   for (let attempt = 1; ; attempt++) {
     const [port, busPort] = [await freePort(), await freePort()];
     const args = [
-      '--port',
-      String(port),
+      // Over TLS, the node's one port is its TLS port (the cluster bus is TLS too: tls-cluster).
+      ...(options.tls ? ['--port', '0', '--tls-port', String(port)] : ['--port', String(port)]),
       '--cluster-port',
       String(busPort),
       '--bind',
@@ -90,6 +113,7 @@ async function startNode(dir: string, options: Required<RedisClusterOptions>): P
       '--maxmemory-policy',
       'noeviction',
       ...options.persistence,
+      ...options.serverArgs,
     ];
     let server: TestProcess | undefined = startProcess('redis-server', args, { cwd: dir });
     try {
@@ -106,7 +130,7 @@ async function startNode(dir: string, options: Required<RedisClusterOptions>): P
         return server !== undefined;
       },
       async command(...words) {
-        const { stdout } = await run('redis-cli', ['-p', String(port), ...words], { timeout: 10_000 });
+        const { stdout } = await run('redis-cli', [...options.cliArgs, '-p', String(port), ...words], { timeout: 10_000 });
         return stdout;
       },
       async kill() {
@@ -127,6 +151,39 @@ async function startNode(dir: string, options: Required<RedisClusterOptions>): P
   }
 }
 
+/** The key file beside a certificate made by {@link selfSignedCertificate}. */
+const keyFileOf = (certFile: string) => certFile.replace(/\.pem$/, '.key');
+
+/**
+ * Makes, in `dir`, a self-signed certificate for `localhost` alone (a day long, its key beside it,
+ * unencrypted) with openssl, and answers its path: the nodes' certificate and the CA clients trust.
+ */
+async function selfSignedCertificate(dir: string): Promise<string> {
+  const certFile = join(dir, 'cluster.pem');
+  await run(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=localhost',
+      '-addext',
+      'subjectAltName=DNS:localhost',
+      '-keyout',
+      keyFileOf(certFile),
+      '-out',
+      certFile,
+    ],
+    { timeout: 60_000 },
+  );
+  return certFile;
+}
+
 /** A field of `CLUSTER INFO` or `INFO`, as printed by redis-cli. */
 const field = (text: string, name: string) => new RegExp(`^${name}:([^\\r\\n]*)`, 'm').exec(text)?.[1];
 
@@ -137,20 +194,56 @@ const field = (text: string, name: string) => new RegExp(`^${name}:([^\\r\\n]*)`
  * {@link LocalRedisCluster.stop}; a crashed test file's nodes are ended with it (processes.ts).
  */
 export async function startRedisCluster(options: RedisClusterOptions = {}): Promise<LocalRedisCluster> {
-  const settings: Required<RedisClusterOptions> = {
-    masters: options.masters ?? 3,
-    replicasPerMaster: options.replicasPerMaster ?? 0,
-    nodeTimeoutMs: options.nodeTimeoutMs ?? 1_000,
-    persistence: options.persistence ?? ['--appendonly', 'no', '--save', ''],
-    parentDir: options.parentDir ?? tmpdir(),
-  };
+  const parentDir = options.parentDir ?? tmpdir();
   const dirs: string[] = [];
   const nodes: NodeState[] = [];
   const stop = async () => {
     await Promise.all(nodes.map((node) => node.stop()));
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   };
+  let caFile: string | undefined;
   try {
+    if (options.tls) {
+      const dir = mkdtempSync(join(parentDir, 'verikit-redis-cluster-tls-'));
+      dirs.push(dir);
+      caFile = await selfSignedCertificate(dir);
+    }
+    const { password } = options;
+    const settings: NodeSettings = {
+      masters: options.masters ?? 3,
+      replicasPerMaster: options.replicasPerMaster ?? 0,
+      nodeTimeoutMs: options.nodeTimeoutMs ?? 1_000,
+      persistence: options.persistence ?? ['--appendonly', 'no', '--save', ''],
+      parentDir,
+      tls: caFile !== undefined,
+      serverArgs: [
+        ...(password === undefined ? [] : ['--requirepass', password, '--masterauth', password]),
+        ...(caFile === undefined
+          ? []
+          : [
+              '--tls-cluster',
+              'yes',
+              '--cluster-announce-hostname',
+              'localhost',
+              '--cluster-preferred-endpoint-type',
+              'hostname',
+              '--tls-replication',
+              'yes',
+              '--tls-auth-clients',
+              'no',
+              '--tls-cert-file',
+              caFile,
+              '--tls-key-file',
+              keyFileOf(caFile),
+              '--tls-ca-cert-file',
+              caFile,
+            ]),
+      ],
+      cliArgs: [
+        ...(password === undefined ? [] : ['-a', password, '--no-auth-warning']),
+        ...(caFile === undefined ? [] : ['--tls', '--cacert', caFile]),
+      ],
+    };
     const total = settings.masters * (1 + settings.replicasPerMaster);
     for (let i = 0; i < total; i++) {
       const dir = mkdtempSync(join(settings.parentDir, 'verikit-redis-cluster-'));
@@ -160,6 +253,7 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
     await run(
       'redis-cli',
       [
+        ...settings.cliArgs,
         '--cluster',
         'create',
         ...nodes.map((node) => node.address),
@@ -183,8 +277,7 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
   const topology = async () => {
     const reporter = nodes.find((node) => node.running);
     if (reporter === undefined) throw new Error('no node of the cluster is running');
-    const { stdout } = await run('redis-cli', ['-p', String(reporter.port), 'cluster', 'nodes'], { timeout: 10_000 });
-    return stdout
+    return (await reporter.command('cluster', 'nodes'))
       .trim()
       .split('\n')
       .map((line) => {
@@ -202,10 +295,11 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
 
   const cluster: LocalRedisCluster = {
     nodes,
-    startupNodes: nodes.map((node) => ({ host: '127.0.0.1', port: node.port })),
+    startupNodes: nodes.map((node) => ({ host: caFile === undefined ? '127.0.0.1' : 'localhost', port: node.port })),
+    ...(caFile !== undefined && { caFile }),
     async masterOf(key) {
       const reporter = nodes.find((node) => node.running) as NodeState;
-      const slot = Number((await run('redis-cli', ['-p', String(reporter.port), 'cluster', 'keyslot', key])).stdout.trim());
+      const slot = Number((await reporter.command('cluster', 'keyslot', key)).trim());
       const owner = (await topology()).find((entry) => entry.master && entry.slots.some(([from, to = from]) => slot >= from && slot <= to));
       if (owner === undefined) throw new Error(`no master serves slot ${slot} now`);
       return byAddress(owner.address);

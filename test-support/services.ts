@@ -39,12 +39,15 @@ export async function requireService(name: string, url: string): Promise<boolean
 export const REDIS_URL = process.env.VERIKIT_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 /**
- * Whether every one of `commands` can be run here (each answers `--version`). Like
- * {@link requireService}: in CI (`VERIKIT_REQUIRE_SERVICES=1`) a missing one is a failure; elsewhere
- * the suites named `what` are skipped and say so.
+ * Whether every one of `commands` can be run here (each answers `--version`, or the arguments given
+ * after it: `['openssl', 'version']`). Like {@link requireService}: in CI (`VERIKIT_REQUIRE_SERVICES=1`)
+ * a missing one is a failure; elsewhere the suites named `what` are skipped and say so.
  */
-export function requireCommands(what: string, commands: string[]): boolean {
-  const missing = commands.filter((command) => spawnSync(command, ['--version']).status !== 0);
+export function requireCommands(what: string, commands: Array<string | [string, ...string[]]>): boolean {
+  const missing = commands
+    .map((entry) => (typeof entry === 'string' ? [entry, '--version'] : entry) as [string, ...string[]])
+    .filter(([command, ...args]) => spawnSync(command, args).status !== 0)
+    .map(([command]) => command);
   if (missing.length === 0) return true;
   const message = `${missing.join(' and ')} not on the PATH`;
   if (process.env.VERIKIT_REQUIRE_SERVICES === '1') throw new Error(`${message}, and VERIKIT_REQUIRE_SERVICES=1 requires it`);

@@ -11,7 +11,7 @@ import { openStorage } from './open-storage.js';
 import { json, type Output } from './output.js';
 import { createProgress } from './progress.js';
 import { describeEngine, ENGINE_PACKAGES, installedVersion, type Storage } from './storage.js';
-import { resolveTarget } from './target.js';
+import { redisModeOf, resolveTarget } from './target.js';
 
 /** Where {@link runVerikit} reads and writes; each defaults to the process's own. */
 export interface VerikitIO {
@@ -112,9 +112,12 @@ export async function runVerikit(args: readonly string[], io: VerikitIO = {}): P
       throw new CliError('usage', `usage: verikit ${[...command.words, ...command.args].join(' ')} (verikit ${name} --help)`);
 
     const open = async (): Promise<Storage> => {
-      const target = resolveTarget({ url: values.url as string | undefined, engine: values.engine as string | undefined }, env);
+      const target = resolveTarget(
+        { url: values.url as string | undefined, engine: values.engine as string | undefined, cluster: values.cluster === true },
+        env,
+      );
       secrets.push(...target.secrets);
-      failureContext = describeEngine(target.engine, target.where);
+      failureContext = describeEngine(target.engine, target.where, redisModeOf(target));
       const keysText = env[KEYS_VARIABLE] || undefined;
       // The keys, never their ids (a message names the id of a key that would not open a body).
       if (keysText !== undefined) secrets.push(keysText, ...keysText.split(',').map((entry) => entry.slice(entry.indexOf(':') + 1).trim()));

@@ -1,4 +1,5 @@
 import { ExitCode, type ExitCodeName } from './exit-codes.js';
+import type { RedisMode } from './target.js';
 
 /** A failure the CLI expects and explains: one line for the operator, and the exit code it stands for. */
 export class CliError extends Error {
@@ -23,6 +24,8 @@ export interface FailureContext {
   where: string;
   /** What the operator passes to point the CLI elsewhere (`--schema`, `--queue and --prefix`). */
   setUpHint: string;
+  /** Redis: one server, or a Cluster (`--cluster`). */
+  redisMode?: RedisMode;
 }
 
 // Node's and the drivers' codes for a server that cannot be reached.
@@ -35,6 +38,16 @@ const PG_REFUSED: Record<string, string> = {
   '57P03': 'the server is not accepting connections yet',
   '53300': 'the server has no connection to spare',
 };
+// Node's codes for a server certificate refused; the first ones: signed by a CA it does not trust.
+const UNTRUSTED = new Set([
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'CERT_UNTRUSTED',
+]);
+const REFUSED_CERTIFICATE = new Set([...UNTRUSTED, 'CERT_HAS_EXPIRED', 'CERT_NOT_YET_VALID', 'ERR_TLS_CERT_ALTNAME_INVALID']);
 // undefined_table, invalid_schema_name: a query reached the database before migrate() did.
 const PG_MISSING = new Set(['42P01', '3F000']);
 
@@ -70,6 +83,11 @@ export function asCliError(error: unknown, context: FailureContext | undefined):
   if (code === 'invalid_config') return new CliError('configuration', messageOf(error));
   if (code === 'invalid_argument') return new CliError('usage', messageOf(error));
   if (code !== undefined && NETWORK.has(code)) return new CliError('unreachable', `cannot reach ${where} (${code})`);
+  if (code !== undefined && REFUSED_CERTIFICATE.has(code))
+    return new CliError(
+      'unreachable',
+      `cannot reach ${where}: its TLS certificate was refused (${messageOf(error)})${UNTRUSTED.has(code) ? '; a private CA: NODE_EXTRA_CA_CERTS=<its PEM file>' : ''}`,
+    );
   if (code !== undefined && PG_REFUSED[code] !== undefined) return new CliError('unreachable', `cannot use ${where}: ${PG_REFUSED[code]}`);
   if (code === 'timeout') return new CliError('unreachable', `${where} did not answer in time (${messageOf(error)})`);
   // undefined_column, not_null_violation: tables migrated by another version of the engine than the one the CLI loaded
@@ -85,9 +103,20 @@ export function asCliError(error: unknown, context: FailureContext | undefined):
       `verikit's tables are not in ${where}: run the app's migrate() first, or pass the app's ${context?.setUpHint}`,
     );
   const text = messageOf(error);
-  // ioredis: a password refused, a connection that ended under a command.
+  // ioredis: a password refused, a connection that ended under a command, every seed of a Cluster failed.
   if (/^(WRONGPASS|NOAUTH)/.test(text)) return new CliError('unreachable', `cannot use ${where}: authentication failed`);
-  if (/^Connection is closed|^connect ETIMEDOUT|Stream isn't writeable/.test(text))
+  if (/^Connection is closed|^connect ETIMEDOUT|Stream isn't writeable|^None of startup nodes is available/.test(text))
     return new CliError('unreachable', `cannot reach ${where} (${text})`);
+  // ioredis's own bound on a Cluster's first CLUSTER SLOTS.
+  if (text === 'timeout') return new CliError('unreachable', `${where} did not answer in time`);
+  // A node of a Cluster addressed as one server answers for the slots it serves, and redirects the rest.
+  const redirect = /^(MOVED|ASK|CROSSSLOT) /.exec(text)?.[1];
+  if (redirect !== undefined && context?.redisMode === 'server')
+    return new CliError(
+      'configuration',
+      `${where} is a node of a Redis Cluster (it answered ${redirect}): add --cluster, and the CLI reaches every node from it`,
+    );
+  if (/cluster support disabled/.test(text) && context?.redisMode === 'cluster')
+    return new CliError('configuration', `${where} is one Redis server, not a Cluster (cluster support disabled): drop --cluster`);
   return new CliError('failure', error instanceof Error && error.name !== 'Error' ? `${error.name}: ${text}` : text);
 }

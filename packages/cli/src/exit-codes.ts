@@ -14,7 +14,7 @@ export const ExitCode = {
   usage: 2,
   /** The id or refId is not there: no such event, dead letter or ledger row. */
   notFound: 3,
-  /** Setup is wrong: no or a malformed URL, an engine package not installed, a malformed `VERIKIT_ENCRYPTION_KEYS`. */
+  /** Setup is wrong: no or a malformed URL, an engine package not installed, a malformed `VERIKIT_ENCRYPTION_KEYS`, a Redis Cluster without `--cluster` (or one server with it). */
   configuration: 4,
   /** The database or Redis could not be reached (refused, unknown host, no answer in time, authentication failed). */
   unreachable: 5,

@@ -5,6 +5,7 @@ import { ExitCode } from './exit-codes.js';
 export const COMMON_OPTIONS: Record<string, OptionSpec> = {
   url: { type: 'string', value: 'URL', help: 'postgres://... or redis://... (default: DATABASE_URL or REDIS_URL)' },
   engine: { type: 'string', value: 'NAME', help: 'postgres or redis: which variable to read when both are set' },
+  cluster: { type: 'boolean', help: 'Redis Cluster: REDIS_URL or --url names one or more of its nodes, comma-separated' },
   schema: { type: 'string', value: 'NAME', help: "PostgreSQL: the schema of verikit's tables (default verikit)" },
   queue: { type: 'string', value: 'NAME', help: "Redis: the inbox's BullMQ queue (default verikit-inbox)" },
   prefix: { type: 'string', value: 'PREFIX', help: "Redis: the inbox's BullMQ prefix (default {verikit})" },
@@ -56,7 +57,8 @@ export function mainHelp(commands: Command[]): string {
     'Usage: verikit <command> [options]',
     '',
     "Operates verikit's inbox and verification ledger on PostgreSQL or Redis, with the app's own",
-    '@verikit/postgres or @verikit/redis. Connects to --url, else DATABASE_URL or REDIS_URL.',
+    '@verikit/postgres or @verikit/redis. Connects to --url, else DATABASE_URL or REDIS_URL;',
+    'a Redis Cluster with --cluster.',
     '',
     'Commands:',
     ...commands.map((c) => `  ${[...c.words, ...c.args].join(' ').padEnd(width)}  ${c.summary}`),

@@ -1,44 +1,25 @@
 import type { RedisInbox, RedisLedger } from '@verikit/redis';
 import { CliError } from './errors.js';
-import { CONNECT_TIMEOUT_MS, describeEngine, loadPeer, type Storage, type StorageOptions } from './storage.js';
-import type { Target } from './target.js';
+import { connectRedis } from './redis-client.js';
+import { describeEngine, loadPeer, type Storage, type StorageOptions } from './storage.js';
+import { redisModeOf, type Target } from './target.js';
 
-/** verikit on Redis through the app's `@verikit/redis`, on a connection of the CLI's own. */
+/** verikit on Redis (one server, or a Cluster with `--cluster`) through the app's `@verikit/redis`, on a connection of the CLI's own. */
 export async function openRedis(target: Target, options: StorageOptions): Promise<Storage> {
-  const [{ Redis }, engine] = await Promise.all([
+  const [ioredis, engine] = await Promise.all([
     loadPeer('redis', () => import('ioredis')),
     loadPeer('redis', () => import('@verikit/redis')),
   ]);
   const queue = options.queue ?? 'verikit-inbox';
   const prefix = options.prefix ?? '{verikit}';
   const where = target.where;
-  // No reconnection: a CLI reports a lost server at once rather than wait for it.
-  const redis = new Redis(target.url, {
-    lazyConnect: true,
-    connectionName: 'verikit-cli',
-    connectTimeout: CONNECT_TIMEOUT_MS,
-    maxRetriesPerRequest: 1,
-    retryStrategy: () => null,
-  });
-  // Failures reach the caller through the commands; an unheard 'error' event would end the process.
-  let lastError: unknown;
-  redis.on('error', (error) => {
-    lastError = error;
-  });
-  try {
-    await redis.connect();
-  } catch (error) {
-    // Already ended without reconnection; disconnect() on an ended client would hold the process for its 2 s disconnectTimeout.
-    if (redis.status !== 'end') redis.disconnect();
-    // Without reconnection, connect() rejects with "Connection is closed."; the event before it says why (ECONNREFUSED).
-    throw lastError ?? error;
-  }
+  const redis = await connectRedis(ioredis, target);
   let inbox: RedisInbox | undefined;
   let ledger: RedisLedger | undefined;
   const quiet = { persistence: 'ignore', logger: false } as const;
 
   return {
-    ...describeEngine('redis', where),
+    ...describeEngine('redis', where, redisModeOf(target)),
     async inbox() {
       if (inbox === undefined) {
         // BullMQ writes the queue's meta key when a Queue is made, so look before making one: a wrong
@@ -60,6 +41,10 @@ export async function openRedis(target: Target, options: StorageOptions): Promis
     async close() {
       const own = inbox;
       inbox = ledger = undefined;
+      // BullMQ reads the server's INFO as a queue opens (on a Cluster, from any node, perhaps one still connecting),
+      // and its close() does not wait for that read: let it end before the client quits, or its failure would be an
+      // unheard 'error' that ends the process.
+      await own?.queue.waitUntilReady().catch(() => {});
       await own?.close();
       if (redis.status === 'ready') await redis.quit().catch(() => redis.disconnect());
       else if (redis.status !== 'end') redis.disconnect();

@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import type { EncryptionOptions, InboxAdmin, InboxEngine, LedgerAdmin, LedgerEngine } from '@verikit/core';
 import { CliError } from './errors.js';
-import type { EngineName } from './target.js';
+import type { EngineName, RedisMode } from './target.js';
 
 /** An inbox as the CLI drives it: the worker's side it always has, the operator's side when the engine version has it. */
 export type CliInbox = Pick<InboxEngine, 'stats' | 'deadLetters' | 'replay'> & Partial<InboxAdmin>;
@@ -32,6 +32,8 @@ export interface Storage {
   readonly setUpHint: string;
   /** The engine package's name and version, for a message that asks for another version. */
   readonly engineVersion: string;
+  /** Redis: one server, or a Cluster (`--cluster`). */
+  readonly redisMode?: RedisMode;
   /** The inbox; `notSetUp` when its table or queue is not there. */
   inbox(): Promise<CliInbox>;
   /** The ledger; `notSetUp` when its table is not there. */
@@ -49,10 +51,23 @@ export const ENGINE_PACKAGES: Record<EngineName, string[]> = {
 /** What to pass to point the CLI at the app's tables or keys, per engine. */
 const SET_UP_HINT: Record<EngineName, string> = { postgres: '--schema', redis: '--queue and --prefix' };
 
-/** What messages say of an engine: where it is, what points the CLI at the app's names, which engine package is installed. */
-export function describeEngine(engine: EngineName, where: string): Pick<Storage, 'engine' | 'where' | 'setUpHint' | 'engineVersion'> {
+/**
+ * What messages say of an engine: where it is, what points the CLI at the app's names, which engine
+ * package is installed, and on Redis whether it is one server or a Cluster.
+ */
+export function describeEngine(
+  engine: EngineName,
+  where: string,
+  redisMode?: RedisMode,
+): Pick<Storage, 'engine' | 'where' | 'setUpHint' | 'engineVersion' | 'redisMode'> {
   const name = ENGINE_PACKAGES[engine][0] as string;
-  return { engine, where, setUpHint: SET_UP_HINT[engine], engineVersion: `${name} ${installedVersion(name) ?? ''}`.trim() };
+  return {
+    engine,
+    where,
+    setUpHint: SET_UP_HINT[engine],
+    engineVersion: `${name} ${installedVersion(name) ?? ''}`.trim(),
+    ...(redisMode !== undefined && { redisMode }),
+  };
 }
 
 /** How long connecting may take, and each of verikit's calls (the engines' own default bound). */

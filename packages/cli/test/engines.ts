@@ -1,10 +1,13 @@
+import { readFileSync } from 'node:fs';
 import type { EncryptionOptions, InboxAdmin, InboxEngine, LedgerAdmin, LedgerEngine } from '@verikit/core';
 import { createPostgresInbox, createPostgresLedger } from '@verikit/postgres';
-import { createRedisInbox, createRedisLedger } from '@verikit/redis';
-import { Redis } from 'ioredis';
+import { createRedisInbox, createRedisLedger, type RedisClient } from '@verikit/redis';
+import { Cluster, Redis } from 'ioredis';
 import pg from 'pg';
+import { dumpSchema } from '../../../test-support/postgres-raw-dump.js';
+import type { LocalRedisCluster } from '../../../test-support/redis-cluster.js';
+import { rawScan, removeKeys } from '../../../test-support/redis-raw-scan.js';
 import { POSTGRES_URL, REDIS_URL, requireService } from '../../../test-support/services.js';
-import { rawScan } from '../../redis/test/raw-scan.js';
 
 /** The app's side of one namespace: what the app would make over the storage the CLI is pointed at. */
 export type AppInbox = InboxEngine & InboxAdmin;
@@ -62,13 +65,8 @@ export async function postgresFixture(): Promise<EngineFixture> {
         args: ['--url', POSTGRES_URL, '--schema', schema],
         inbox: make,
         ledger: () => createPostgresLedger({ db: pool, schema }) as unknown as AppLedger,
-        async dump() {
-          const { rows } = await pool.query('SELECT table_name FROM information_schema.tables WHERE table_schema = $1', [schema]);
-          const dumps = await Promise.all(
-            rows.map(({ table_name }) => pool.query(`SELECT t::text AS row FROM "${schema}"."${table_name}" t`)),
-          );
-          return dumps.flatMap((d) => d.rows.map((r) => String(r.row))).join('\n');
-        },
+        // Every column of every table in the schema, read raw.
+        dump: () => dumpSchema(pool, schema),
       };
     },
     notSetUp: () => ['--url', POSTGRES_URL, '--schema', `verikit_cli_never_${unique()}`],
@@ -80,34 +78,85 @@ export async function postgresFixture(): Promise<EngineFixture> {
   };
 }
 
-/** verikit on the real Redis server: a BullMQ prefix and a ledger prefix per namespace, deleted at the end. */
+/** verikit on the real Redis server: the CLI given its URL. */
 export async function redisFixture(): Promise<EngineFixture> {
-  const available = await requireService('Redis', REDIS_URL);
-  const redis = new Redis(REDIS_URL, { lazyConnect: true });
-  if (available) await redis.connect();
-  const names: string[] = [];
+  return redisEngineFixture({
+    available: await requireService('Redis', REDIS_URL),
+    where: /Redis at 127\.0\.0\.1:6379/,
+    client: () => new Redis(REDIS_URL),
+    connection: () => ['--url', REDIS_URL],
+  });
+}
+
+/**
+ * The URL of one node of `cluster`, with the password when it has one. Over TLS by name, as a managed
+ * Cluster's endpoint is: the CLI checks the certificate against it.
+ */
+export function nodeUrl(cluster: LocalRedisCluster, port: number, options: { password?: string } = {}): string {
+  const [scheme, host] = cluster.caFile === undefined ? ['redis', '127.0.0.1'] : ['rediss', 'localhost'];
+  const auth = options.password === undefined ? '' : `:${encodeURIComponent(options.password)}@`;
+  return `${scheme}://${auth}${host}:${port}`;
+}
+
+/** The URLs of a Cluster's first two nodes, as `--cluster` takes seeds: comma-separated. */
+export const seedUrls = (cluster: LocalRedisCluster, options: { password?: string } = {}): string =>
+  cluster.startupNodes
+    .slice(0, 2)
+    .map(({ port }) => nodeUrl(cluster, port, options))
+    .join(',');
+
+/** An app's ioredis `Cluster` on `cluster`: its password and, over TLS, its certificate trusted and checked against the nodes' names. */
+export function appCluster(cluster: LocalRedisCluster, options: { password?: string } = {}): Cluster {
+  return new Cluster(cluster.startupNodes, {
+    ...(cluster.caFile !== undefined && { dnsLookup: (address, callback) => callback(null, address) }),
+    redisOptions: {
+      ...(options.password !== undefined && { password: options.password }),
+      ...(cluster.caFile !== undefined && { tls: { ca: readFileSync(cluster.caFile) } }),
+    },
+  });
+}
+
+/**
+ * verikit on a Redis Cluster of the test's own (started before the first namespace is made): the CLI
+ * given `--cluster` and two seeds. Over TLS, the CLI must trust the Cluster's certificate
+ * (`NODE_EXTRA_CA_CERTS`, which it inherits).
+ */
+export function redisClusterFixture(cluster: () => LocalRedisCluster, options: { password?: string } = {}): EngineFixture {
+  return redisEngineFixture({
+    available: true,
+    where: /Redis Cluster at (127\.0\.0\.1|localhost):\d+, (127\.0\.0\.1|localhost):\d+/,
+    client: () => appCluster(cluster(), options),
+    connection: () => ['--cluster', '--url', seedUrls(cluster(), options)],
+  });
+}
+
+/**
+ * verikit on Redis through the app's `client` (made at the first namespace), the CLI pointed at it by
+ * `connection`: a BullMQ prefix and a ledger prefix per namespace (on a Cluster, each namespace's
+ * hash tag puts it on one master, different namespaces on different ones), deleted at the end.
+ */
+function redisEngineFixture(options: {
+  available: boolean;
+  where: RegExp;
+  client: () => RedisClient;
+  connection: () => string[];
+}): EngineFixture {
+  let client: RedisClient | undefined;
+  const prefixes: string[] = [];
   const closers: Array<() => Promise<void>> = [];
-  const keysOf = async (name: string) => {
-    const keys: string[] = [];
-    let cursor = '0';
-    do {
-      const [next, batch] = await redis.scan(cursor, 'MATCH', `*${name}*`, 'COUNT', 1_000);
-      keys.push(...batch);
-      cursor = next;
-    } while (cursor !== '0');
-    return keys;
-  };
   return {
     name: 'redis',
-    where: /Redis at 127\.0\.0\.1:6379/,
-    available,
+    where: options.where,
+    available: options.available,
     async fresh() {
+      client ??= options.client();
+      const redis = client;
       const name = `vkcli-${unique()}`;
-      names.push(name);
       const prefix = `{${name}}`;
       const ledgerPrefix = `${name}:ledger:`;
-      const make = (options: { encryption?: EncryptionOptions } = {}) => {
-        const inbox = createRedisInbox({ redis, prefix, persistence: 'ignore', logger: false, ...options });
+      prefixes.push(prefix, ledgerPrefix);
+      const make = (inboxOptions: { encryption?: EncryptionOptions } = {}) => {
+        const inbox = createRedisInbox({ redis, prefix, persistence: 'ignore', logger: false, ...inboxOptions });
         closers.push(() => inbox.close());
         return inbox as unknown as AppInbox;
       };
@@ -118,21 +167,19 @@ export async function redisFixture(): Promise<EngineFixture> {
         await new Promise((resolve) => setTimeout(resolve, 10));
       }
       return {
-        args: ['--url', REDIS_URL, '--prefix', prefix, '--ledger-prefix', ledgerPrefix],
+        args: [...options.connection(), '--prefix', prefix, '--ledger-prefix', ledgerPrefix],
         inbox: make,
         ledger: () => createRedisLedger({ redis, prefix: ledgerPrefix, persistence: 'ignore', logger: false }) as unknown as AppLedger,
-        // The Redis engine's own raw scan: every key under both prefixes, each value read by its type.
+        // Every key under both prefixes (on every master of a Cluster), each value read by its type.
         dump: async () => (await rawScan(redis, [prefix, ledgerPrefix])).text,
       };
     },
-    notSetUp: () => ['--url', REDIS_URL, '--prefix', `{vkcli-never-${unique()}}`],
+    notSetUp: () => [...options.connection(), '--prefix', `{vkcli-never-${unique()}}`],
     async close() {
       for (const close of closers) await close();
-      for (const name of names) {
-        const keys = await keysOf(name);
-        if (keys.length > 0) await redis.del(...keys);
-      }
-      if (available) await redis.quit();
+      if (client === undefined) return;
+      await removeKeys(client, prefixes);
+      await client.quit();
     },
   };
 }

@@ -1,16 +1,10 @@
-import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
+import { freePort } from '../../../test-support/readme-snippet.js';
 import { ExitCode } from '../src/index.js';
 import { runCli } from './run-cli.js';
 
-/** A loopback port nothing listens on: bound by the OS, then closed at once. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+/** A loopback port nothing listens on (the OS found it free, and nothing was started on it). */
+const closedPort = freePort;
 
 /** An error's one line: no stack trace, nothing on stdout. */
 function expectOneLine(result: { stdout: string; stderr: string }): void {
@@ -133,6 +127,70 @@ describe('where to connect', () => {
     const result = await runCli(['inbox', 'stats', '--url', 'redis://verikit-no-such-host.invalid:6379']);
     expect(result.code).toBe(ExitCode.unreachable);
     expect(result.stderr).toMatch(/cannot reach Redis at verikit-no-such-host\.invalid:6379 \((ENOTFOUND|EAI_AGAIN)\)/);
+  });
+});
+
+describe('a Redis Cluster (--cluster)', () => {
+  it.each([
+    [['--url', 'postgres://127.0.0.1:1/db'], ExitCode.usage, /--cluster is for a Redis Cluster, and --url holds a PostgreSQL URL/],
+    [['--engine', 'postgres', '--url', 'redis://127.0.0.1:1'], ExitCode.usage, /--cluster is for a Redis Cluster, not --engine postgres/],
+    [['--url', 'redis://127.0.0.1:1/3'], ExitCode.configuration, /a Redis Cluster has database 0 only: remove the \/<db> from --url/],
+    [['--url', 'redis://127.0.0.1:1,rediss://127.0.0.1:2'], ExitCode.configuration, /the seeds in --url mix redis:\/\/ and rediss:\/\//],
+    [
+      ['--url', 'redis://:hunter2@127.0.0.1:1,redis://:hunter3@127.0.0.1:2'],
+      ExitCode.configuration,
+      /the seeds in --url give different users or passwords/,
+    ],
+    [['--url', 'redis://127.0.0.1:1?family=6'], ExitCode.configuration, /--cluster takes seed URLs without options/],
+    [['--url', 'redis://127.0.0.1:1,redis://[::1'], ExitCode.configuration, /seed 2 of --url is not a valid URL/],
+  ])(
+    'verikit inbox stats --cluster %j is refused before connecting (exit %i), in one line, without a password',
+    async (args, code, message) => {
+      const result = await runCli(['inbox', 'stats', '--cluster', ...args]);
+      expect(result.code).toBe(code);
+      expect(result.stderr).toMatch(message);
+      expect(result.stderr).not.toMatch(/hunter/);
+      expectOneLine(result);
+    },
+  );
+
+  it('several URLs without --cluster are a configuration error (4) naming it, without the passwords', async () => {
+    const result = await runCli(['ledger', 'stats'], { REDIS_URL: 'redis://:hunter2@10.0.1.11:6379,redis://:hunter2@10.0.2.12:6379' });
+    expect(result.code).toBe(ExitCode.configuration);
+    expect(result.stderr).toBe(
+      'verikit: REDIS_URL holds 2 URLs: several are the seed nodes of a Redis Cluster, which the CLI reaches with --cluster\n',
+    );
+  });
+
+  it('--cluster reads REDIS_URL when DATABASE_URL is set too, and says so when it is not set', async () => {
+    const port = await closedPort();
+    const both = await runCli(['inbox', 'stats', '--cluster'], {
+      DATABASE_URL: 'postgres://127.0.0.1:1/db',
+      REDIS_URL: `redis://127.0.0.1:${port}`,
+    });
+    expect(both.code).toBe(ExitCode.unreachable);
+    expect(both.stderr).toBe(`verikit: cannot reach Redis Cluster at 127.0.0.1:${port} (ECONNREFUSED)\n`);
+    const none = await runCli(['inbox', 'stats', '--cluster'], { DATABASE_URL: 'postgres://127.0.0.1:1/db' });
+    expect(none.code).toBe(ExitCode.configuration);
+    expect(none.stderr).toMatch(/--cluster reads REDIS_URL, which is not set: set it or pass --url/);
+  });
+
+  it('seeds that refuse are "cannot reach" (5) naming every seed, never the password (a comma in it included), in human and JSON form', async () => {
+    const [first, second] = [await closedPort(), await closedPort()];
+    const url = `redis://admin:hun%2Cter,2@127.0.0.1:${first},redis://127.0.0.1:${second}`;
+    const message = `cannot reach Redis Cluster at 127.0.0.1:${first}, 127.0.0.1:${second} (ECONNREFUSED)`;
+    const human = await runCli(['inbox', 'stats', '--cluster', '--url', url]);
+    expect(human.code).toBe(ExitCode.unreachable);
+    expect(human.stderr).toBe(`verikit: ${message}\n`);
+    const asJson = await runCli(['ledger', 'stats', '--cluster', '--json'], { REDIS_URL: url });
+    expect(asJson.code).toBe(ExitCode.unreachable);
+    expect(JSON.parse(asJson.stderr)).toEqual({ error: { reason: 'unreachable', exitCode: 5, message } });
+  });
+
+  it('--help lists --cluster among the connection options', async () => {
+    expect((await runCli(['inbox', 'stats', '--help'])).stdout).toMatch(
+      /--cluster +Redis Cluster: REDIS_URL or --url names one or more of its nodes/,
+    );
   });
 });
 

@@ -2,6 +2,7 @@ import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AdminStorage, inboxAdminCases } from '../../../test-support/inbox-admin.js';
+import { dumpSchema } from '../../../test-support/postgres-raw-dump.js';
 import { POSTGRES_URL, requireService } from '../../../test-support/services.js';
 import { createPostgresInbox, createPostgresLedger, type PostgresInbox, type PostgresInboxOptions, type Queryable } from '../src/index.js';
 
@@ -9,21 +10,6 @@ const serverAvailable = await requireService('PostgreSQL', POSTGRES_URL);
 const prefix = `verikit_admin_${process.pid}_${Date.now().toString(36)}`;
 let schemas = 0;
 const key32 = () => crypto.getRandomValues(new Uint8Array(32));
-
-/** Every column of every table in `schema`, read raw as text (around verikit): what a look at the database would find. */
-async function dumpSchema(db: Queryable, schema: string): Promise<string> {
-  const { rows: columns } = await db.query(
-    'SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = $1 ORDER BY table_name, ordinal_position',
-    [schema],
-  );
-  expect(columns.map((c) => c.table_name)).toContain('verikit_inbox');
-  const values: string[] = [];
-  for (const { table_name, column_name } of columns) {
-    const { rows } = await db.query(`SELECT "${column_name}"::text AS v FROM "${schema}"."${table_name}"`);
-    for (const row of rows) if (row.v !== null) values.push(String(row.v));
-  }
-  return values.join('\n');
-}
 
 /** The inbox table as verikit 0.1 created it (payload NOT NULL, no index of kept bodies), verbatim. */
 const previousInboxTable = (schema: string) => [

@@ -1,8 +1,8 @@
 import type { AdminStorage } from '../../../test-support/inbox-admin.js';
+import { rawScan, removeKeys } from '../../../test-support/redis-raw-scan.js';
 import { createRedisInbox, createRedisLedger, type RedisClient, type RedisInbox, type RedisInboxOptions } from '../src/index.js';
 import { jobIdFor } from '../src/job-id.js';
 import { defineScript } from '../src/scripts.js';
-import { rawScan, removeKeys } from './raw-scan.js';
 
 const run = `${process.pid}-${Date.now().toString(36)}`;
 let storages = 0;

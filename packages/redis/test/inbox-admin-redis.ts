@@ -1,8 +1,8 @@
 import { createInboxWorker, type InboxEvent } from '@verikit/core';
 import { Job } from 'bullmq';
 import { afterAll, expect, it } from 'vitest';
+import { rawScan, removeKeys } from '../../../test-support/redis-raw-scan.js';
 import { createRedisInbox, createRedisLedger, type RedisClient, type RedisInbox, type RedisInboxOptions } from '../src/index.js';
-import { rawScan, removeKeys } from './raw-scan.js';
 
 const run = `${process.pid}-${Date.now().toString(36)}`;
 let queues = 0;

@@ -1,5 +1,7 @@
-import type { Redis } from 'ioredis';
-import type { RedisClient } from '../src/index.js';
+import type { Cluster, Redis } from 'ioredis';
+
+/** A connected ioredis client, as `@verikit/redis` takes it: one server, or a Cluster. */
+type RedisClient = Redis | Cluster;
 
 /** What a raw scan read: every key with its type, and all of it as one text to search. */
 export interface RawScan {
