@@ -41,10 +41,7 @@ export async function openRedis(target: Target, options: StorageOptions): Promis
     async close() {
       const own = inbox;
       inbox = ledger = undefined;
-      // BullMQ reads the server's INFO as a queue opens (on a Cluster, from any node, perhaps one still connecting),
-      // and its close() does not wait for that read: let it end before the client quits, or its failure would be an
-      // unheard 'error' that ends the process.
-      await own?.queue.waitUntilReady().catch(() => {});
+      // The inbox's close() lets BullMQ's opening read end before the client quits (an unheard 'error' otherwise).
       await own?.close();
       if (redis.status === 'ready') await redis.quit().catch(() => redis.disconnect());
       else if (redis.status !== 'end') redis.disconnect();

@@ -409,6 +409,10 @@ export function createRedisInbox(options: RedisInboxOptions): RedisInbox {
           ?.moveToWait(event.owner)
           .catch(() => {});
       await worker?.close();
+      // BullMQ reads the server's INFO as a queue opens (on a Cluster perhaps from a node still connecting) and its
+      // close() does not wait for that read: were the app to quit its client meanwhile, the read's failure would be an
+      // 'error' nobody hears, ending the process. Bounded, so a Redis that is down cannot hold close() up.
+      await withTimeout(queue.waitUntilReady(), timeoutMs, 'the queue opening').catch(() => {});
       await queue.close();
       workerRedis?.disconnect();
     },
