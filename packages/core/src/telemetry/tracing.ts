@@ -1,42 +1,10 @@
-import { ConfigurationError } from '../errors.js';
 import { type HeaderSource, rawHeader } from '../util/headers.js';
+import { givenApi, importedApi, loadAutoApi, type OpenTelemetryApi, type TelemetryOption } from './api.js';
+
+export type { OpenTelemetryApi, TelemetryOption } from './api.js';
 
 /** A span attribute value verikit sets. */
 export type SpanAttributes = Record<string, string | number | undefined>;
-
-/** The part of an OpenTelemetry span verikit calls. */
-interface OtelSpan {
-  isRecording(): boolean;
-  setAttribute(key: string, value: string | number): unknown;
-  setStatus(status: { code: number; message?: string }): unknown;
-  recordException(exception: Error): unknown;
-  end(): void;
-}
-
-/**
- * The part of `@opentelemetry/api` verikit calls: `import * as otel from '@opentelemetry/api'`
- * fits it. Declared here so the package's types never require the optional peer.
- */
-export interface OpenTelemetryApi {
-  trace: {
-    getTracer(
-      name: string,
-      version?: string,
-    ): {
-      startSpan(name: string, options: { kind: number }, context: unknown): OtelSpan;
-    };
-    setSpan(context: unknown, span: OtelSpan): unknown;
-  };
-  context: { active(): unknown; with<F>(context: unknown, fn: () => F): F };
-  propagation: {
-    extract(context: unknown, carrier: Record<string, string>): unknown;
-  };
-  SpanKind: { SERVER: number; CLIENT: number; CONSUMER: number };
-  SpanStatusCode: { ERROR: number };
-}
-
-/** The `telemetry` option: the OpenTelemetry API (found by itself when installed), or `false` for none. */
-export type TelemetryOption = OpenTelemetryApi | false | undefined;
 
 /** What a traced piece of work may say about itself while it runs. */
 export interface SpanRecorder {
@@ -67,39 +35,6 @@ export interface Tracing {
     headers: HeaderSource | undefined,
     work: (span: SpanRecorder | undefined) => Promise<T>,
   ): Promise<T>;
-}
-
-// A variable specifier, so bundlers leave it to the runtime: where the package is not installed
-// (or not importable, as in a Worker) the import fails once and tracing stays off.
-const API_MODULE = '@opentelemetry/api';
-let autoApi: OpenTelemetryApi | null | undefined;
-let autoLoad: Promise<OpenTelemetryApi | null> | undefined;
-
-function looksLikeApi(value: unknown): value is OpenTelemetryApi {
-  const api = value as Partial<OpenTelemetryApi> | null;
-  return (
-    typeof api?.trace?.getTracer === 'function' &&
-    typeof api.trace.setSpan === 'function' &&
-    typeof api.context?.with === 'function' &&
-    typeof api.propagation?.extract === 'function' &&
-    api.SpanKind !== undefined
-  );
-}
-
-/** `@opentelemetry/api` when this process can import it, else null; imported once. */
-function loadAutoApi(): Promise<OpenTelemetryApi | null> {
-  autoLoad ??= import(/* webpackIgnore: true */ /* @vite-ignore */ API_MODULE).then(
-    (module: unknown) => {
-      const candidate = looksLikeApi(module) ? module : (module as { default?: unknown }).default;
-      autoApi = looksLikeApi(candidate) ? candidate : null;
-      return autoApi;
-    },
-    () => {
-      autoApi = null;
-      return null;
-    },
-  );
-  return autoLoad;
 }
 
 function traced(api: OpenTelemetryApi, scope: string, version: string): Tracing['span'] {
@@ -150,25 +85,18 @@ function traced(api: OpenTelemetryApi, scope: string, version: string): Tracing[
  */
 export function resolveTracing(option: TelemetryOption, scope: string, version: string): Tracing {
   if (option === false) return { enabled: () => false, span: (_n, _k, _h, work) => work(undefined) };
-  if (option !== undefined) {
-    if (!looksLikeApi(option)) {
-      throw new ConfigurationError(
-        'telemetry',
-        "telemetry must be the OpenTelemetry API (import * as otel from '@opentelemetry/api') or false",
-      );
-    }
-    return { enabled: () => true, span: traced(option, scope, version) };
-  }
+  if (option !== undefined) return { enabled: () => true, span: traced(givenApi(option), scope, version) };
   // Looked for now, so that by the first request the answer is usually known.
   void loadAutoApi();
   let withApi: Tracing['span'] | undefined;
   const span: Tracing['span'] = (name, kind, headers, work) => {
-    if (autoApi === null) return work(undefined);
-    if (autoApi === undefined) return loadAutoApi().then(() => span(name, kind, headers, work));
-    withApi ??= traced(autoApi, scope, version);
+    const api = importedApi();
+    if (api === null) return work(undefined);
+    if (api === undefined) return loadAutoApi().then(() => span(name, kind, headers, work));
+    withApi ??= traced(api, scope, version);
     return withApi(name, kind, headers, work);
   };
-  return { enabled: () => autoApi !== null, span };
+  return { enabled: () => importedApi() !== null, span };
 }
 
 /** The instrumentation scope of verikit's spans. */
