@@ -1,10 +1,12 @@
 import type { VerikitClient } from '../client/client.js';
 import { ConfigurationError } from '../errors.js';
-import type { Inbox } from '../inbox/inbox.js';
+import type { AcceptResult, Inbox } from '../inbox/inbox.js';
 import type { KybCaseDetails } from '../schemas/kyb.js';
 import type { KycResult } from '../schemas/kyc.js';
 import { type ClaimResult, type IdempotencyStore, type Lease, LeaseLostError, type LeaseOutcome } from '../store/store.js';
+import { resolveMeter } from '../telemetry/meter.js';
 import { resolveTracing, type SpanAttributes, type SpanRecorder, type TelemetryOption, TRACER_SCOPE } from '../telemetry/tracing.js';
+import { meteredHandler } from '../telemetry/webhook-metrics.js';
 import { type DeadlinesFactory, type Outcome, raceDeadline } from '../util/deadlines.js';
 import { isPost } from '../util/headers.js';
 import { keepLeaseWhile } from '../util/keep-lease.js';
@@ -14,7 +16,7 @@ import { DeliveryContext } from './context.js';
 import { WebhookVerificationError } from './errors.js';
 import { defaultIdentify, type EventSubject, type IdentifyEvent } from './identify.js';
 import { asHashable, bodyText, exceedsBytes, isEmptyBody, type WebhookBody, type WebhookHeaders } from './input.js';
-import { DEFAULT_MAX_BODY_BYTES, reply, webhookResponses } from './responses.js';
+import { answerCode, DEFAULT_MAX_BODY_BYTES, reply, webhookResponses } from './responses.js';
 import type { DeliveryCheck, VerifiedDelivery, WebhookVerifierOptions } from './verify.js';
 
 /** The authoritative result behind an event, read by refId (a webhook alone is never a decision). */
@@ -69,7 +71,8 @@ export interface WebhookHandlerBaseOptions {
   logger?: Logger | false;
   /**
    * OpenTelemetry: a span per delivery (svix id, outcome, reason), the child of its `traceparent`
-   * header when there is one. Found by itself when `@opentelemetry/api` is installed; pass the API
+   * header when there is one, and the delivery metrics (`verikit.webhook.deliveries`,
+   * `verikit.webhook.duration`). Found by itself when `@opentelemetry/api` is installed; pass the API
    * where it cannot be imported (a bundle), or `false` for none.
    */
   telemetry?: TelemetryOption;
@@ -153,6 +156,8 @@ export interface WebhookResponse {
 export type WebhookHandler = (request: WebhookRequest) => Promise<WebhookResponse>;
 
 const NO_CONTENT: WebhookResponse = { status: 204, headers: { 'cache-control': 'no-store' }, body: '' };
+/** The same answer to a repeat, a distinct object so that metrics can count it as a duplicate. */
+const REPEATED: WebhookResponse = { status: 204, headers: { 'cache-control': 'no-store' }, body: '' };
 
 const COMPLETE_ATTEMPTS = 6;
 
@@ -272,15 +277,16 @@ export function createHandlerWith(
     }
 
     if (inbox !== undefined) {
+      let accepted: AcceptResult;
       try {
-        const accepted = await inbox.accept({ id: delivery.id, timestamp: delivery.timestamp, body: text });
+        accepted = await inbox.accept({ id: delivery.id, timestamp: delivery.timestamp, body: text });
         span?.set({ 'verikit.outcome': accepted });
       } catch (error) {
         // Never a 2xx before the event is durable: the sender retries, nothing is lost.
         report(error, { id: delivery.id, stage: 'accept' });
         return reply(503, 'inbox_unavailable', {}, retryAfter);
       }
-      return NO_CONTENT;
+      return accepted === 'duplicate' ? REPEATED : NO_CONTENT;
     }
 
     let claim: ClaimResult;
@@ -293,7 +299,7 @@ export function createHandlerWith(
     }
     if (claim.status === 'done') {
       span?.set({ 'verikit.outcome': 'duplicate' });
-      return NO_CONTENT;
+      return REPEATED;
     }
     if (claim.status === 'in-progress') return refuse(reply(409, 'in_progress', {}, retryAfter), 'in_progress', { id: delivery.id });
     const { lease } = claim;
@@ -355,17 +361,17 @@ export function createHandlerWith(
             return response;
           }),
     );
-  return (request) => (tracing.enabled() ? traced(request) : handle(request, undefined));
+  const run: WebhookHandler = (request) => (tracing.enabled() ? traced(request) : handle(request, undefined));
+  return meteredHandler(run, resolveMeter(options.telemetry), REPEATED);
 }
 
 /** A delivery's outcome for its span: handled (unless already said), refused (4xx) or failed (5xx), with the answer's code. */
 function deliveryOutcome(response: WebhookResponse): SpanAttributes {
   if (response.status < 300) return { 'http.response.status_code': response.status };
-  const { error } = JSON.parse(response.body) as { error?: string };
   return {
     'http.response.status_code': response.status,
     'verikit.outcome': response.status < 500 ? 'refused' : 'failed',
-    'verikit.reason': error,
+    'verikit.reason': answerCode(response),
   };
 }
 
