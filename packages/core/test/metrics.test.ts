@@ -264,6 +264,18 @@ describe('inbox worker', () => {
     expect(engine.stats).toHaveBeenCalledTimes(2);
   });
 
+  it('a worker started before any meter provider reports its inbox once one is registered (it looks at each poll)', async () => {
+    const { engine } = scriptedInbox(async () => STATS);
+    const worker = createInboxWorker({ inbox: engine, logger: false, onEvent: () => {}, pollIntervalMs: 20 });
+    worker.start();
+    try {
+      const metrics = register();
+      await vi.waitFor(async () => expect(sumOf(await metrics.collect(), 'verikit.inbox.pending')).toBe(7));
+    } finally {
+      await worker.stop();
+    }
+  });
+
   it('reads stats at most once per 5 s however often it is scraped (concurrent scrapes share one read)', async () => {
     vi.useFakeTimers({ toFake: ['performance'] });
     const metrics = register();

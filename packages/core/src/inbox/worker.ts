@@ -6,6 +6,7 @@ import { createLedgerObserver, type LedgerChangeContext, type LedgerObserver, ty
 import { LeaseLostError, type LeaseOutcome } from '../store/store.js';
 import { type EventRun, inboxMetrics } from '../telemetry/inbox-metrics.js';
 import { resolveMeter } from '../telemetry/meter.js';
+import type { Watching } from '../telemetry/stats-gauges.js';
 import { resolveTracing, type SpanRecorder, type TelemetryOption, TRACER_SCOPE } from '../telemetry/tracing.js';
 import { keepLeaseWhile } from '../util/keep-lease.js';
 import { describeError, errorReason, failureLevel, type Logger, resolveLogger } from '../util/logger.js';
@@ -178,7 +179,7 @@ export function createInboxWorker<Tx, LedgerTx = unknown>(options: InboxWorkerOp
   let leases = 0;
   let stopping: AbortController | undefined;
   let loop: Promise<void> | undefined;
-  let unwatch: Array<() => void> = [];
+  let watching: Watching[] = [];
 
   const noteStale = (outcome: LeaseOutcome, event: InboxEvent, stage: InboxErrorStage, action: 'complete' | 'extend' | 'fail') => {
     if (outcome === 'stale') report(new LeaseLostError(event.id, action), { id: event.id, stage, attempt: event.attempt });
@@ -269,8 +270,7 @@ export function createInboxWorker<Tx, LedgerTx = unknown>(options: InboxWorkerOp
   };
 
   const tracing = resolveTracing(options.telemetry, TRACER_SCOPE, VERSION);
-  const meter = resolveMeter(options.telemetry);
-  const metrics = inboxMetrics(meter);
+  const metrics = inboxMetrics(resolveMeter(options.telemetry));
   const runInSpan = async (event: InboxEvent, span: SpanRecorder | undefined): Promise<EventRun> => {
     span?.set({ 'verikit.webhook.id': event.id, 'verikit.attempt': event.attempt });
     // Leased more often than allowed: an earlier attempt died with its worker. Running it again could kill this one too.
@@ -306,6 +306,8 @@ export function createInboxWorker<Tx, LedgerTx = unknown>(options: InboxWorkerOp
 
   const drain = async (signal: AbortSignal): Promise<void> => {
     while (!signal.aborted) {
+      // A meter provider registered since is picked up here, for the inbox's gauges.
+      for (const watch of watching) watch.refresh();
       if (active.size >= concurrency) {
         await Promise.race(active);
         continue;
@@ -319,8 +321,6 @@ export function createInboxWorker<Tx, LedgerTx = unknown>(options: InboxWorkerOp
         continue;
       }
       if (events.length === 0) {
-        // Idle, it still looks for a meter provider registered since: the inbox's gauges need one.
-        meter.meter();
         await inbox.waitForWork(signal, pollIntervalMs).catch(() => new Promise((resolve) => setTimeout(resolve, pollIntervalMs)));
         continue;
       }
@@ -335,12 +335,12 @@ export function createInboxWorker<Tx, LedgerTx = unknown>(options: InboxWorkerOp
     start() {
       if (stopping !== undefined && !stopping.signal.aborted) return;
       stopping = new AbortController();
-      unwatch = observer === undefined ? [metrics.watch(inbox)] : [metrics.watch(inbox), observer.watch()];
+      watching = observer === undefined ? [metrics.watch(inbox)] : [metrics.watch(inbox), observer.watch()];
       loop = drain(stopping.signal);
     },
     async stop({ timeoutMs = 30_000 } = {}) {
       stopping?.abort();
-      for (const undo of unwatch.splice(0)) undo();
+      for (const watch of watching.splice(0)) watch.stop();
       // One deadline for both waits: the loop may itself be parked on a full set of running events.
       let timer: ReturnType<typeof setTimeout> | undefined;
       const deadline = new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)));

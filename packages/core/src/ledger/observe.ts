@@ -6,6 +6,7 @@ import type { KycResult } from '../schemas/kyc.js';
 import type { TelemetryOption } from '../telemetry/api.js';
 import { ledgerMetrics } from '../telemetry/ledger-metrics.js';
 import { resolveMeter } from '../telemetry/meter.js';
+import type { Watching } from '../telemetry/stats-gauges.js';
 import { type Logger, resolveLogger } from '../util/logger.js';
 import { positiveNumber } from '../util/option-checks.js';
 import { sleep } from '../util/sleep.js';
@@ -92,8 +93,8 @@ export interface LedgerObserver<Tx = unknown> {
   ): Promise<ObserveOutcome | { released: number }>;
   /** How many changes were found by the reconciler (webhooks that never arrived) since start. */
   readonly missed: number;
-  /** Reports the ledger's pending verifications and the read budget on the metrics' gauges until the returned function is called. */
-  watch(): () => void;
+  /** Reports the ledger's pending verifications and the read budget on the metrics' gauges until the watch is stopped. */
+  watch(): Watching;
 }
 
 /** Checks the options and builds the observer the worker and the reconciler share. */

@@ -1,5 +1,5 @@
 import { ConfigurationError } from '../errors.js';
-import { resolveMeter } from '../telemetry/meter.js';
+import type { Watching } from '../telemetry/stats-gauges.js';
 import { type Logger, resolveLogger } from '../util/logger.js';
 import { positiveInteger } from '../util/option-checks.js';
 import { sleep } from '../util/sleep.js';
@@ -54,14 +54,13 @@ export function createReconciler<Tx>(options: ReconcilerOptions<Tx>): Reconciler
   const pollIntervalMs = positiveInteger('pollIntervalMs', options.pollIntervalMs, 1_000);
   const silenceWarningMs = positiveInteger('silenceWarningMs', options.silenceWarningMs, 6 * 60 * 60_000);
   const logger: Logger = resolveLogger(options.logger);
-  const meter = resolveMeter(options.telemetry);
   const stats = { checks: 0, failures: 0 };
   const startedAt = Date.now();
   let silenceWarnedAt = 0;
   let silenceCheckedAt = 0;
   let stopping: AbortController | undefined;
   let loop: Promise<void> | undefined;
-  let unwatch: (() => void) | undefined;
+  let watching: Watching | undefined;
 
   /** Warns (at most once per silence period) when verifications are pending and webhooks have gone quiet. */
   const checkSilence = async () => {
@@ -111,11 +110,9 @@ export function createReconciler<Tx>(options: ReconcilerOptions<Tx>): Reconciler
         if (signal.aborted) break;
         logger.error({ err: error }, 'ledger: the reconciler could not reach the ledger');
       }
-      if (!worked) {
-        // Idle, it still looks for a meter provider registered since: the ledger's gauges need one.
-        meter.meter();
-        await sleep(pollIntervalMs, signal).catch(() => {});
-      }
+      // A meter provider registered since is picked up here, for the ledger's gauges.
+      watching?.refresh();
+      if (!worked) await sleep(pollIntervalMs, signal).catch(() => {});
     }
   };
 
@@ -123,13 +120,13 @@ export function createReconciler<Tx>(options: ReconcilerOptions<Tx>): Reconciler
     start() {
       if (stopping !== undefined && !stopping.signal.aborted) return;
       stopping = new AbortController();
-      unwatch = observer.watch();
+      watching = observer.watch();
       loop = run(stopping.signal);
     },
     async stop({ timeoutMs = 30_000 } = {}) {
       stopping?.abort();
-      unwatch?.();
-      unwatch = undefined;
+      watching?.stop();
+      watching = undefined;
       let timer: ReturnType<typeof setTimeout> | undefined;
       await Promise.race([loop, new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
       clearTimeout(timer);

@@ -2,7 +2,7 @@ import type { InboxStats } from '../inbox/inbox.js';
 import { errorReason } from '../util/logger.js';
 import type { MetricAttributes, OtelMeter } from './api.js';
 import { type MeterSource, perMeter } from './meter.js';
-import { type StatsEngine, sharedPerSource, statsGauges } from './stats-gauges.js';
+import { type StatsEngine, sharedPerSource, statsGauges, type Watching } from './stats-gauges.js';
 
 /** How one run of an inbox event ended: done, failed and due again, failed for the last time, or its lease lost to another worker. */
 export type RunOutcome = 'done' | 'retry' | 'dead_lettered' | 'lease_lost';
@@ -85,8 +85,8 @@ const depthGauges = sharedPerSource((source) =>
 export interface InboxMetrics {
   /** The run recorder while a meter records (looked up now: a provider registered late is picked up here), else `undefined`. */
   recorder(): RecordRun | undefined;
-  /** Reports `inbox`'s depth and oldest pending age on the gauges until the returned function is called. */
-  watch(inbox: StatsEngine<InboxStats>): () => void;
+  /** Reports `inbox`'s depth and oldest pending age on the gauges until the watch is stopped. */
+  watch(inbox: StatsEngine<InboxStats>): Watching;
 }
 
 /** The inbox worker's metrics on `source`. */

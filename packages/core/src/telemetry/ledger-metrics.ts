@@ -2,7 +2,7 @@ import type { LedgerStats, ObservationSource } from '../ledger/ledger.js';
 import type { EventKind } from '../webhook/identify.js';
 import type { OtelMeter } from './api.js';
 import { type MeterSource, perMeter } from './meter.js';
-import { type StatsEngine, sharedPerSource, statsGauges } from './stats-gauges.js';
+import { type StatsEngine, sharedPerSource, statsGauges, type Watching } from './stats-gauges.js';
 
 /** What an observation of the ledger reports while a meter records. */
 export interface LedgerRecorder {
@@ -70,8 +70,8 @@ const ledgerGauges = sharedPerSource((source) =>
 export interface LedgerMetrics {
   /** The recorder while a meter records (looked up now: a provider registered late is picked up here), else `undefined`. */
   recorder(): LedgerRecorder | undefined;
-  /** Reports `ledger`'s pending verifications and `readsPerMinute` on the gauges until the returned function is called. */
-  watch(ledger: StatsEngine<LedgerStats>, readsPerMinute: number): () => void;
+  /** Reports `ledger`'s pending verifications and `readsPerMinute` on the gauges until the watch is stopped. */
+  watch(ledger: StatsEngine<LedgerStats>, readsPerMinute: number): Watching;
 }
 
 /** The ledger metrics on `source`. */

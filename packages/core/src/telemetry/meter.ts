@@ -1,17 +1,6 @@
 import { VERSION } from '../version.js';
-import {
-  givenApi,
-  importedApi,
-  loadAutoApi,
-  type OpenTelemetryApi,
-  type OtelMeter,
-  type OtelMeterProvider,
-  type TelemetryOption,
-} from './api.js';
+import { givenApi, importedApi, loadAutoApi, type OpenTelemetryApi, type OtelMeter, type TelemetryOption } from './api.js';
 import { TRACER_SCOPE } from './tracing.js';
-
-/** Sets something up on a meter (instruments, a gauge's callback) and answers how to undo it. */
-export type MeterAttachment = (meter: OtelMeter) => () => void;
 
 /**
  * The meter verikit measures with: the global meter provider's, looked up at every call (an
@@ -25,56 +14,33 @@ export interface MeterSource {
   readonly ready: boolean;
   /** Settles once the API has been looked for. */
   loaded(): Promise<unknown>;
-  /** Applies `attachment` to the meter now and to each later one (undone on the one before), until the returned function is called. */
-  attach(attachment: MeterAttachment): () => void;
 }
 
-/** The global meter provider as one API sees it; one per API, shared by every component of the process. */
-class ProviderWatch implements MeterSource {
-  private provider: unknown;
-  private current: OtelMeter | undefined;
-  private readonly attached = new Set<{ attachment: MeterAttachment; undo: (() => void) | undefined }>();
-
-  constructor(
-    private readonly api: () => OpenTelemetryApi | null | undefined,
-    readonly loaded: () => Promise<unknown> = () => Promise.resolve(),
-  ) {}
-
-  get ready(): boolean {
-    return this.api() !== undefined;
-  }
-
-  meter(): OtelMeter | undefined {
-    const api = this.api();
-    const provider = api?.metrics?.getMeterProvider();
-    if (provider !== this.provider) this.switchTo(api, provider);
-    return this.current;
-  }
-
-  attach(attachment: MeterAttachment): () => void {
-    const meter = this.meter();
-    const entry = { attachment, undo: meter && attachment(meter) };
-    this.attached.add(entry);
-    return () => {
-      entry.undo?.();
-      this.attached.delete(entry);
-    };
-  }
-
-  private switchTo(api: OpenTelemetryApi | null | undefined, provider: OtelMeterProvider | undefined): void {
-    this.provider = provider;
-    const meter = provider?.getMeter(TRACER_SCOPE, VERSION);
-    this.current = meter === undefined || meter === api?.createNoopMeter?.() ? undefined : meter;
-    for (const entry of this.attached) {
-      entry.undo?.();
-      entry.undo = this.current && entry.attachment(this.current);
-    }
-  }
+/** The global meter provider as one API sees it: one per API, shared by every component of the process. */
+function providerWatch(api: () => OpenTelemetryApi | null | undefined, loaded: () => Promise<unknown>): MeterSource {
+  let provider: unknown;
+  let current: OtelMeter | undefined;
+  return {
+    meter() {
+      const found = api()?.metrics?.getMeterProvider();
+      if (found !== provider) {
+        provider = found;
+        const meter = found?.getMeter(TRACER_SCOPE, VERSION);
+        current = meter === undefined || meter === api()?.createNoopMeter?.() ? undefined : meter;
+      }
+      return current;
+    },
+    get ready() {
+      return api() !== undefined;
+    },
+    loaded,
+  };
 }
 
-const OFF: MeterSource = { meter: () => undefined, ready: true, loaded: () => Promise.resolve(), attach: () => () => {} };
-const auto = new ProviderWatch(importedApi, loadAutoApi);
-const given = new WeakMap<OpenTelemetryApi, ProviderWatch>();
+const settled = () => Promise.resolve();
+const OFF: MeterSource = { meter: () => undefined, ready: true, loaded: settled };
+const auto = providerWatch(importedApi, loadAutoApi);
+const given = new WeakMap<OpenTelemetryApi, MeterSource>();
 
 /**
  * The meter source for a `telemetry` option: the API given, `false` for none, or by default
@@ -87,12 +53,12 @@ export function resolveMeter(option: TelemetryOption): MeterSource {
     return auto;
   }
   const api = givenApi(option);
-  let watch = given.get(api);
-  if (watch === undefined) {
-    watch = new ProviderWatch(() => api);
-    given.set(api, watch);
+  let source = given.get(api);
+  if (source === undefined) {
+    source = providerWatch(() => api, settled);
+    given.set(api, source);
   }
-  return watch;
+  return source;
 }
 
 /** What `build` makes of the current meter, made once per meter; `undefined` while nothing records. */

@@ -54,20 +54,29 @@ class CachedStats<Stats> {
   }
 }
 
+/** One component's watch of an engine: kept on the meter in use until stopped. */
+export interface Watching {
+  /** Looks for a meter provider registered or replaced since, and moves the gauges to it: call it as the component polls. */
+  refresh(): void;
+  /** Stops reporting the engine once no other component watches it. */
+  stop(): void;
+}
+
 /** Engines a set of gauges reports on. */
 export interface StatsGauges<Stats, Extra> {
   /**
-   * Reports `engine` on the gauges until the returned function is called. Watched again (by
-   * several workers, say), it is still read and reported once; `extra` is the first watcher's.
+   * Reports `engine` on the gauges until stopped. Watched again (by several workers, say), it is
+   * still read and reported once; `extra` is the first watcher's.
    */
-  watch(engine: StatsEngine<Stats>, extra: Extra): () => void;
+  watch(engine: StatsEngine<Stats>, extra: Extra): Watching;
 }
 
 /** A registry of engines whose stats `gaugeSet` reports: one batch callback on the meter while any is watched. */
 export function statsGauges<Stats, Extra>(source: MeterSource, gaugeSet: GaugeSet<Stats, Extra>): StatsGauges<Stats, Extra> {
   const watched = new Map<StatsEngine<Stats>, { watchers: number; cache: CachedStats<Stats>; extra: Extra }>();
+  let attachedTo: OtelMeter | undefined;
   let detach: (() => void) | undefined;
-  const attachment = (meter: OtelMeter) => {
+  const attach = (meter: OtelMeter) => {
     const { gauges, observe } = gaugeSet(meter);
     const callback = async (result: OtelBatchResult) => {
       await Promise.all(
@@ -80,6 +89,14 @@ export function statsGauges<Stats, Extra>(source: MeterSource, gaugeSet: GaugeSe
     meter.addBatchObservableCallback(callback, gauges);
     return () => meter.removeBatchObservableCallback(callback, gauges);
   };
+  /** The callback on the meter in use while anything is watched, and on none otherwise. */
+  const refresh = () => {
+    const meter = watched.size === 0 ? undefined : source.meter();
+    if (meter === attachedTo) return;
+    detach?.();
+    attachedTo = meter;
+    detach = meter && attach(meter);
+  };
   return {
     watch(engine, extra) {
       let entry = watched.get(engine);
@@ -88,17 +105,17 @@ export function statsGauges<Stats, Extra>(source: MeterSource, gaugeSet: GaugeSe
         watched.set(engine, entry);
       }
       entry.watchers++;
-      detach ??= source.attach(attachment);
-      let unwatched = false;
+      refresh();
+      let stopped = false;
       const watcher = entry;
-      return () => {
-        if (unwatched) return;
-        unwatched = true;
-        if (--watcher.watchers === 0) watched.delete(engine);
-        if (watched.size === 0) {
-          detach?.();
-          detach = undefined;
-        }
+      return {
+        refresh,
+        stop() {
+          if (stopped) return;
+          stopped = true;
+          if (--watcher.watchers === 0) watched.delete(engine);
+          refresh();
+        },
       };
     },
   };
