@@ -17,19 +17,23 @@ import {
   createReconciler,
   createVerikitRoutes,
   createWebhookHandler,
-  type InboxEngine,
-  type InboxEvent,
   type InboxStats,
+  type InlineWebhookOptions,
   MemoryIdempotencyStore,
   type WebhookResponse,
 } from '../src/index.node.js';
 import { detailsPayload } from './helpers/fixtures.js';
+import { failingOnBad, scriptedInbox } from './helpers/scripted-inbox.js';
 import { json, startServer } from './helpers/server.js';
 import { SECRET, svixHeaders } from './helpers/sign.js';
 
 const BODY = '{"type":"kyb.case.status_changed","data":{"refId":"biz-1"}}';
 const deliver = (handle: (r: { method: string; headers: Record<string, string>; body: string }) => Promise<WebhookResponse>, id: string) =>
   handle({ method: 'POST', headers: svixHeaders(BODY, { id }), body: BODY });
+
+/** An inline handler whose onEvent does nothing, with the options given. */
+const noopHandler = (options: Partial<InlineWebhookOptions> = {}) =>
+  createWebhookHandler({ secret: SECRET, store: new MemoryIdempotencyStore(), onEvent: () => {}, logger: false, ...options });
 
 let capture: MetricsCapture | undefined;
 const register = () => {
@@ -139,7 +143,7 @@ describe('webhook deliveries', () => {
   });
 
   it('a meter provider registered after the handler started is used from the next delivery; a replaced one too', async () => {
-    const handle = createWebhookHandler({ secret: SECRET, store: new MemoryIdempotencyStore(), onEvent: () => {}, logger: false });
+    const handle = noopHandler();
     // Nothing registered: the API hands out no-op meters, and nothing is kept.
     expect((await deliver(handle, 'msg_before')).status).toBe(204);
     const first = register();
@@ -154,50 +158,15 @@ describe('webhook deliveries', () => {
 
   it('telemetry: false measures nothing; the API passed as telemetry measures', async () => {
     const metrics = register();
-    const off = createWebhookHandler({
-      secret: SECRET,
-      store: new MemoryIdempotencyStore(),
-      onEvent: () => {},
-      logger: false,
-      telemetry: false,
-    });
+    const off = noopHandler({ telemetry: false });
     await deliver(off, 'msg_off');
     expect((await metrics.collect()).get('verikit.webhook.deliveries')).toBeUndefined();
-    const given = createWebhookHandler({
-      secret: SECRET,
-      store: new MemoryIdempotencyStore(),
-      onEvent: () => {},
-      logger: false,
-      telemetry: otel,
-    });
+    const given = noopHandler({ telemetry: otel });
     await deliver(given, 'msg_given');
     expect(sumOf(await metrics.collect(), 'verikit.webhook.deliveries', { 'verikit.outcome': 'accepted' })).toBe(1);
-    expect(() =>
-      createWebhookHandler({ secret: SECRET, store: new MemoryIdempotencyStore(), onEvent: () => {}, telemetry: {} as never }),
-    ).toThrow(ConfigurationError);
+    expect(() => noopHandler({ telemetry: {} as never })).toThrow(ConfigurationError);
   });
 });
-
-/** An in-memory inbox engine for the worker: events queued by the test, stats counted by the test. */
-function scriptedInbox(stats: () => Promise<InboxStats>) {
-  const queue: InboxEvent[] = [];
-  const engine = {
-    accept: async () => 'accepted' as const,
-    lease: async (_owner: string, limit: number) => queue.splice(0, limit),
-    extend: async () => 'ok' as const,
-    complete: async (_event: InboxEvent, work: (tx: null) => Promise<void>) => {
-      await work(null);
-      return 'ok' as const;
-    },
-    fail: async () => 'ok' as const,
-    waitForWork: () => new Promise<void>((resolve) => setTimeout(resolve, 5)),
-    deadLetters: async () => [],
-    replay: async () => false,
-    stats: vi.fn(stats),
-  } satisfies InboxEngine<null>;
-  const event = (id: string, attempt: number): InboxEvent => ({ id, timestamp: 1, body: BODY, owner: 'o', attempt });
-  return { engine, queue, event };
-}
 
 const STATS: InboxStats = { pending: 7, retrying: 2, dead: 3, oldestPendingAt: new Date(Date.now() - 90_000), oldestPendingAgeMs: 90_000 };
 
@@ -206,15 +175,7 @@ describe('inbox worker', () => {
     const metrics = register();
     const { engine, queue, event } = scriptedInbox(async () => STATS);
     queue.push(event('msg_ok', 1), event('msg_bad', 1), event('msg_bad', 2), event('msg_late', 3));
-    const worker = createInboxWorker({
-      inbox: engine,
-      logger: false,
-      concurrency: 1,
-      retry: { maxAttempts: 2, baseDelayMs: 10 },
-      onEvent: (ctx) => {
-        if (ctx.id === 'msg_bad') throw new ConfigurationError('x', 'bad event');
-      },
-    });
+    const worker = failingOnBad(engine);
     worker.start();
     await vi.waitFor(async () => expect(countOf(await metrics.collect(), 'messaging.process.duration')).toBe(4));
     await worker.stop();
