@@ -7,8 +7,6 @@ import {
   type KybInviteOptions,
   type KycInviteOptions,
 } from './invite/handler.js';
-import { resolveMeter } from './telemetry/meter.js';
-import { answerCounter } from './telemetry/webhook-metrics.js';
 import type { DeadlinesFactory } from './util/deadlines.js';
 import { isPost, rawHeader } from './util/headers.js';
 import { type Logger, resolveLogger } from './util/logger.js';
@@ -124,7 +122,6 @@ export function createRoutesWith<Req>(
       makeWebhookHandler({ logger: options.logger, ...handlerOptions, client } as WebhookHandlerOptions),
       { maxBytes: webhook.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES, timeoutMs, deadlines: makeDeadlines(timeoutMs) },
       adapter.rawBodyFix,
-      answerCounter(resolveMeter(webhook.telemetry)),
     );
   }
   const logger = resolveLogger(options.logger);
@@ -137,20 +134,14 @@ export function createRoutesWith<Req>(
 const positiveMs = (option: string, value: number | undefined, fallback: number): number =>
   positiveNumber(option, value, fallback, 'milliseconds');
 
-/** `counted` records the answers given before the handler runs (the handler records its own). */
-function webhookRoute(
-  handle: WebhookHandler,
-  limits: BodyLimits,
-  fix: string,
-  counted: (answer: WebhookResponse) => WebhookResponse,
-): WebhookRoute {
+function webhookRoute(handle: WebhookHandler, limits: BodyLimits, fix: string): WebhookRoute {
   return {
     handle,
     maxBodyBytes: limits.maxBytes,
     bodyTimeoutMs: limits.timeoutMs,
     // Not an async function: on the hot path it adds one promise to the chain rather than two.
     receive({ method, headers, body, waitUntil }) {
-      if (declaredLengthExceeds(headers, limits.maxBytes)) return Promise.resolve(counted(webhookResponses.payloadTooLarge()));
+      if (declaredLengthExceeds(headers, limits.maxBytes)) return Promise.resolve(webhookResponses.payloadTooLarge());
       if (!isPost(method)) {
         // 405 without reading the body; a connection whose body was left unread is not reused.
         return handle({ method, headers, body: undefined }).then((refused) =>
@@ -162,7 +153,7 @@ function webhookRoute(
       return read.then((result) =>
         result.kind === 'ok'
           ? handle({ method, headers, body: result.bytes, waitUntil })
-          : counted(bodyReadFailure(result, fix, singleHeader(headers, 'content-type'))),
+          : bodyReadFailure(result, fix, singleHeader(headers, 'content-type')),
       );
     },
   };

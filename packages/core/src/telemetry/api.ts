@@ -1,5 +1,3 @@
-import { ConfigurationError } from '../errors.js';
-
 /** The part of an OpenTelemetry span verikit calls. */
 export interface OtelSpan {
   isRecording(): boolean;
@@ -72,50 +70,3 @@ export interface OpenTelemetryApi {
 
 /** The `telemetry` option: the OpenTelemetry API (found by itself when installed), or `false` for none. */
 export type TelemetryOption = OpenTelemetryApi | false | undefined;
-
-// A variable specifier, so bundlers leave it to the runtime: where the package is not installed
-// (or not importable, as in a Worker) the import fails once and telemetry stays off.
-const API_MODULE = '@opentelemetry/api';
-let autoApi: OpenTelemetryApi | null | undefined;
-let autoLoad: Promise<OpenTelemetryApi | null> | undefined;
-
-function looksLikeApi(value: unknown): value is OpenTelemetryApi {
-  const api = value as Partial<OpenTelemetryApi> | null;
-  return (
-    typeof api?.trace?.getTracer === 'function' &&
-    typeof api.trace.setSpan === 'function' &&
-    typeof api.context?.with === 'function' &&
-    typeof api.propagation?.extract === 'function' &&
-    api.SpanKind !== undefined
-  );
-}
-
-/** `@opentelemetry/api` when this process can import it, else null; imported once. */
-export function loadAutoApi(): Promise<OpenTelemetryApi | null> {
-  autoLoad ??= import(/* webpackIgnore: true */ /* @vite-ignore */ API_MODULE).then(
-    (module: unknown) => {
-      const candidate = looksLikeApi(module) ? module : (module as { default?: unknown }).default;
-      autoApi = looksLikeApi(candidate) ? candidate : null;
-      return autoApi;
-    },
-    () => {
-      autoApi = null;
-      return null;
-    },
-  );
-  return autoLoad;
-}
-
-/** The imported API: `undefined` while the import is under way (or not started), `null` where it is not installed. */
-export const importedApi = (): OpenTelemetryApi | null | undefined => autoApi;
-
-/** The `telemetry` option given as the API, checked: anything else is a ConfigurationError at creation. */
-export function givenApi(option: OpenTelemetryApi): OpenTelemetryApi {
-  if (!looksLikeApi(option)) {
-    throw new ConfigurationError(
-      'telemetry',
-      "telemetry must be the OpenTelemetry API (import * as otel from '@opentelemetry/api') or false",
-    );
-  }
-  return option;
-}

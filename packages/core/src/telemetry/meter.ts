@@ -1,6 +1,7 @@
+import { ConfigurationError } from '../errors.js';
 import { VERSION } from '../version.js';
-import { givenApi, importedApi, loadAutoApi, type OpenTelemetryApi, type OtelMeter, type TelemetryOption } from './api.js';
-import { TRACER_SCOPE } from './tracing.js';
+import type { OpenTelemetryApi, OtelMeter, TelemetryOption } from './api.js';
+import { importedApi, loadAutoApi, looksLikeApi, TRACER_SCOPE } from './tracing.js';
 
 /**
  * The meter verikit measures with: the global meter provider's, looked up at every call (an
@@ -52,11 +53,15 @@ export function resolveMeter(option: TelemetryOption): MeterSource {
     void loadAutoApi();
     return auto;
   }
-  const api = givenApi(option);
-  let source = given.get(api);
+  if (!looksLikeApi(option))
+    throw new ConfigurationError(
+      'telemetry',
+      "telemetry must be the OpenTelemetry API (import * as otel from '@opentelemetry/api') or false",
+    );
+  let source = given.get(option);
   if (source === undefined) {
-    source = providerWatch(() => api, settled);
-    given.set(api, source);
+    source = providerWatch(() => option, settled);
+    given.set(option, source);
   }
   return source;
 }

@@ -1,5 +1,6 @@
+import { ConfigurationError } from '../errors.js';
 import { type HeaderSource, rawHeader } from '../util/headers.js';
-import { givenApi, importedApi, loadAutoApi, type OpenTelemetryApi, type TelemetryOption } from './api.js';
+import type { OpenTelemetryApi, TelemetryOption } from './api.js';
 
 export type { OpenTelemetryApi, TelemetryOption } from './api.js';
 
@@ -36,6 +37,43 @@ export interface Tracing {
     work: (span: SpanRecorder | undefined) => Promise<T>,
   ): Promise<T>;
 }
+
+// A variable specifier, so bundlers leave it to the runtime: where the package is not installed
+// (or not importable, as in a Worker) the import fails once and telemetry stays off.
+const API_MODULE = '@opentelemetry/api';
+let autoApi: OpenTelemetryApi | null | undefined;
+let autoLoad: Promise<OpenTelemetryApi | null> | undefined;
+
+/** Whether `value` is the OpenTelemetry API (the parts verikit calls). */
+export function looksLikeApi(value: unknown): value is OpenTelemetryApi {
+  const api = value as Partial<OpenTelemetryApi> | null;
+  return (
+    typeof api?.trace?.getTracer === 'function' &&
+    typeof api.trace.setSpan === 'function' &&
+    typeof api.context?.with === 'function' &&
+    typeof api.propagation?.extract === 'function' &&
+    api.SpanKind !== undefined
+  );
+}
+
+/** `@opentelemetry/api` when this process can import it, else null; imported once. */
+export function loadAutoApi(): Promise<OpenTelemetryApi | null> {
+  autoLoad ??= import(/* webpackIgnore: true */ /* @vite-ignore */ API_MODULE).then(
+    (module: unknown) => {
+      const candidate = looksLikeApi(module) ? module : (module as { default?: unknown }).default;
+      autoApi = looksLikeApi(candidate) ? candidate : null;
+      return autoApi;
+    },
+    () => {
+      autoApi = null;
+      return null;
+    },
+  );
+  return autoLoad;
+}
+
+/** The imported API: `undefined` while the import is under way (or not started), `null` where it is not installed. */
+export const importedApi = (): OpenTelemetryApi | null | undefined => autoApi;
 
 function traced(api: OpenTelemetryApi, scope: string, version: string): Tracing['span'] {
   const tracer = api.trace.getTracer(scope, version);
@@ -85,18 +123,25 @@ function traced(api: OpenTelemetryApi, scope: string, version: string): Tracing[
  */
 export function resolveTracing(option: TelemetryOption, scope: string, version: string): Tracing {
   if (option === false) return { enabled: () => false, span: (_n, _k, _h, work) => work(undefined) };
-  if (option !== undefined) return { enabled: () => true, span: traced(givenApi(option), scope, version) };
+  if (option !== undefined) {
+    if (!looksLikeApi(option)) {
+      throw new ConfigurationError(
+        'telemetry',
+        "telemetry must be the OpenTelemetry API (import * as otel from '@opentelemetry/api') or false",
+      );
+    }
+    return { enabled: () => true, span: traced(option, scope, version) };
+  }
   // Looked for now, so that by the first request the answer is usually known.
   void loadAutoApi();
   let withApi: Tracing['span'] | undefined;
   const span: Tracing['span'] = (name, kind, headers, work) => {
-    const api = importedApi();
-    if (api === null) return work(undefined);
-    if (api === undefined) return loadAutoApi().then(() => span(name, kind, headers, work));
-    withApi ??= traced(api, scope, version);
+    if (autoApi === null) return work(undefined);
+    if (autoApi === undefined) return loadAutoApi().then(() => span(name, kind, headers, work));
+    withApi ??= traced(autoApi, scope, version);
     return withApi(name, kind, headers, work);
   };
-  return { enabled: () => importedApi() !== null, span };
+  return { enabled: () => autoApi !== null, span };
 }
 
 /** The instrumentation scope of verikit's spans. */

@@ -1,12 +1,10 @@
 import type { VerikitClient } from '../client/client.js';
 import { ConfigurationError } from '../errors.js';
-import type { AcceptResult, Inbox } from '../inbox/inbox.js';
+import type { Inbox } from '../inbox/inbox.js';
 import type { KybCaseDetails } from '../schemas/kyb.js';
 import type { KycResult } from '../schemas/kyc.js';
 import { type ClaimResult, type IdempotencyStore, type Lease, LeaseLostError, type LeaseOutcome } from '../store/store.js';
-import { resolveMeter } from '../telemetry/meter.js';
 import { resolveTracing, type SpanAttributes, type SpanRecorder, type TelemetryOption, TRACER_SCOPE } from '../telemetry/tracing.js';
-import { meteredHandler } from '../telemetry/webhook-metrics.js';
 import { type DeadlinesFactory, type Outcome, raceDeadline } from '../util/deadlines.js';
 import { isPost } from '../util/headers.js';
 import { keepLeaseWhile } from '../util/keep-lease.js';
@@ -16,7 +14,7 @@ import { DeliveryContext } from './context.js';
 import { WebhookVerificationError } from './errors.js';
 import { defaultIdentify, type EventSubject, type IdentifyEvent } from './identify.js';
 import { asHashable, bodyText, exceedsBytes, isEmptyBody, type WebhookBody, type WebhookHeaders } from './input.js';
-import { answerCode, DEFAULT_MAX_BODY_BYTES, reply, webhookResponses } from './responses.js';
+import { DEFAULT_MAX_BODY_BYTES, reply, webhookResponses } from './responses.js';
 import type { DeliveryCheck, VerifiedDelivery, WebhookVerifierOptions } from './verify.js';
 
 /** The authoritative result behind an event, read by refId (a webhook alone is never a decision). */
@@ -157,7 +155,7 @@ export type WebhookHandler = (request: WebhookRequest) => Promise<WebhookRespons
 
 const NO_CONTENT: WebhookResponse = { status: 204, headers: { 'cache-control': 'no-store' }, body: '' };
 /** The same answer to a repeat, a distinct object so that metrics can count it as a duplicate. */
-const REPEATED: WebhookResponse = { status: 204, headers: { 'cache-control': 'no-store' }, body: '' };
+export const REPEATED: WebhookResponse = { status: 204, headers: { 'cache-control': 'no-store' }, body: '' };
 
 const COMPLETE_ATTEMPTS = 6;
 
@@ -277,16 +275,15 @@ export function createHandlerWith(
     }
 
     if (inbox !== undefined) {
-      let accepted: AcceptResult;
       try {
-        accepted = await inbox.accept({ id: delivery.id, timestamp: delivery.timestamp, body: text });
+        const accepted = await inbox.accept({ id: delivery.id, timestamp: delivery.timestamp, body: text });
         span?.set({ 'verikit.outcome': accepted });
+        return accepted === 'duplicate' ? REPEATED : NO_CONTENT;
       } catch (error) {
         // Never a 2xx before the event is durable: the sender retries, nothing is lost.
         report(error, { id: delivery.id, stage: 'accept' });
         return reply(503, 'inbox_unavailable', {}, retryAfter);
       }
-      return accepted === 'duplicate' ? REPEATED : NO_CONTENT;
     }
 
     let claim: ClaimResult;
@@ -361,17 +358,17 @@ export function createHandlerWith(
             return response;
           }),
     );
-  const run: WebhookHandler = (request) => (tracing.enabled() ? traced(request) : handle(request, undefined));
-  return meteredHandler(run, resolveMeter(options.telemetry), REPEATED);
+  return (request) => (tracing.enabled() ? traced(request) : handle(request, undefined));
 }
 
 /** A delivery's outcome for its span: handled (unless already said), refused (4xx) or failed (5xx), with the answer's code. */
 function deliveryOutcome(response: WebhookResponse): SpanAttributes {
   if (response.status < 300) return { 'http.response.status_code': response.status };
+  const { error } = JSON.parse(response.body) as { error?: string };
   return {
     'http.response.status_code': response.status,
     'verikit.outcome': response.status < 500 ? 'refused' : 'failed',
-    'verikit.reason': answerCode(response),
+    'verikit.reason': error,
   };
 }
 

@@ -59,13 +59,3 @@ export function bodyReadFailure(read: Exclude<BodyRead, { kind: 'ok' }>, fix: st
   if (read.kind === 'consumed') return webhookResponses.rawBodyUnavailable(fix, contentType);
   return webhookResponses.badRequest();
 }
-
-/** The code a refusal or failure answer carries (`invalid_signature`, `handler_failed`, ...), or `undefined` for one without. */
-export function answerCode(response: WebhookResponse): string | undefined {
-  try {
-    const { error } = JSON.parse(response.body) as { error?: unknown };
-    return typeof error === 'string' ? error : undefined;
-  } catch {
-    return undefined;
-  }
-}
