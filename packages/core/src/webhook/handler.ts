@@ -69,7 +69,7 @@ export interface WebhookHandlerBaseOptions {
   logger?: Logger | false;
   /**
    * OpenTelemetry: a span per delivery (svix id, outcome, reason), the child of its `traceparent`
-   * header when there is one, and the delivery metrics (`verikit.webhook.deliveries`,
+   * header when there is one, and on Node the delivery metrics (`verikit.webhook.deliveries`,
    * `verikit.webhook.duration`). Found by itself when `@opentelemetry/api` is installed; pass the API
    * where it cannot be imported (a bundle), or `false` for none.
    */
