@@ -12,6 +12,7 @@ import {
 import {
   ConfigurationError,
   createClient,
+  createFetchWebhookHandler,
   createInboxWorker,
   createMemoryLedger,
   createReconciler,
@@ -139,6 +140,21 @@ describe('webhook deliveries', () => {
     expect(sumOf(collected, 'verikit.webhook.deliveries', { 'verikit.outcome': 'accepted' })).toBe(1);
     // Each answer once, at the route: the handler's among them is not counted twice.
     expect(sumOf(collected, 'verikit.webhook.deliveries')).toBe(3);
+    expect(countOf(collected, 'verikit.webhook.duration')).toBe(3);
+  });
+
+  it('the Fetch handler counts its answers too: a delivery, its repeat and one refused', async () => {
+    const metrics = register();
+    const handle = createFetchWebhookHandler({ secret: SECRET, store: new MemoryIdempotencyStore(), onEvent: () => {}, logger: false });
+    const post = (headers: Record<string, string>) =>
+      handle(new Request('http://localhost/webhook', { method: 'POST', headers, body: BODY }));
+    expect((await post(svixHeaders(BODY, { id: 'msg_fetch' }))).status).toBe(204);
+    expect((await post(svixHeaders(BODY, { id: 'msg_fetch' }))).status).toBe(204);
+    expect((await post({ ...svixHeaders(BODY, { id: 'msg_fetch_forged' }), 'svix-signature': 'v1,AAAA' })).status).toBe(400);
+    const collected = await metrics.collect();
+    expect(sumOf(collected, 'verikit.webhook.deliveries', { 'verikit.outcome': 'accepted' })).toBe(1);
+    expect(sumOf(collected, 'verikit.webhook.deliveries', { 'verikit.outcome': 'duplicate' })).toBe(1);
+    expect(sumOf(collected, 'verikit.webhook.deliveries', { 'verikit.reason': 'invalid_signature' })).toBe(1);
     expect(countOf(collected, 'verikit.webhook.duration')).toBe(3);
   });
 
