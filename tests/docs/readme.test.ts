@@ -22,7 +22,7 @@ const context = fileURLToPath(new URL('./snippet-context/globals.d.mts', import.
  */
 const PROGRAMS: Record<string, number[]> = {
   'README.md': [0, 1, 2],
-  'packages/core/README.md': [0, 3, 5],
+  'packages/core/README.md': [0, 3, 5, 10],
   'packages/express/README.md': [0],
   'packages/postgres/README.md': [1, 2],
   'packages/redis/README.md': [1, 2],
@@ -153,6 +153,18 @@ describe('core README: health', () => {
   it('the health program runs as written on PGlite: ok, the accepted event pending, a 200 with the ledger checked', async () => {
     const output = await runToEnd(program('core-5'));
     expect(output).toBe('ok pending: 1\n200 ok\n');
+  });
+});
+
+describe('core README: metrics', () => {
+  it('the metrics program runs as written: the accepted delivery and its repeat, as a Prometheus scrape reads them', async () => {
+    const output = await runToEnd(program('core-10'));
+    const lines = output.trim().split('\n');
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatch(
+      /^verikit_webhook_deliveries_total\{verikit_outcome="accepted",otel_scope_name="@verikit\/core",otel_scope_version="[^"]+"\} 1$/,
+    );
+    expect(lines[1]).toMatch(/^verikit_webhook_deliveries_total\{verikit_outcome="duplicate",.*\} 1$/);
   });
 });
 

@@ -6,6 +6,7 @@ import { refuseCrossSite } from './cross-site.js';
 import type { Account, Database, SessionLifetime } from './db.js';
 import { documentRoute } from './documents.js';
 import { DownloadLimit } from './download-limit.js';
+import { metricsRoute } from './metrics.js';
 import { operatorRoutes } from './operator.js';
 import { dashboardPage, errorPage, FAVICON_SVG, signInPage } from './pages.js';
 import { SessionCookie, signOutRoute } from './session-cookie.js';
@@ -25,6 +26,8 @@ export interface AppDeps {
   sessions: SessionLifetime;
   /** `VERIKIT_EXAMPLE_OPERATOR_SECRET`: the operator panel's sign-in; without it the panel is off. */
   operatorSecret: string | undefined;
+  /** `VERIKIT_EXAMPLE_METRICS_TOKEN`: the bearer token of `GET /metrics`; without it the route is off. */
+  metricsToken: string | undefined;
   /** Express's `trust proxy` (`VERIKIT_EXAMPLE_TRUST_PROXY`), behind a proxy that ends TLS: then cookies are Secure. */
   trustProxy: string | number | undefined;
   /** The embedded fake's reviewer console, linked from the dashboard: play the service's side (not in real mode). */
@@ -72,6 +75,9 @@ export function createApp(deps: AppDeps): express.Express {
     const { status, headers, body } = healthResponse(await checkHealth({ inbox, ledger: deps.ledger, ...HEALTH }));
     res.status(status).set(headers).send(body);
   });
+
+  // Prometheus text for a scraper with the metrics token: counts and timings, never a refId or a payload.
+  app.get('/metrics', metricsRoute(deps.metricsToken));
 
   // From here on, a request that changes state must come from this app's own pages.
   app.use(

@@ -43,6 +43,8 @@ export function readMode(env: Record<string, string | undefined>): Mode {
 export interface Settings {
   /** `VERIKIT_EXAMPLE_OPERATOR_SECRET`: the operator panel's sign-in (the panel is off without it). */
   operatorSecret: string | undefined;
+  /** `VERIKIT_EXAMPLE_METRICS_TOKEN`: the bearer token a scraper sends for `GET /metrics` (off without it). */
+  metricsToken: string | undefined;
   /** `VERIKIT_EXAMPLE_TRUST_PROXY`: Express's `trust proxy` (a hop count, or addresses such as `loopback`). */
   trustProxy: string | number | undefined;
   /** How the reconciler polls: verikit's defaults, or `VERIKIT_EXAMPLE_RECONCILE_FAST=1`'s seconds. */
@@ -73,22 +75,25 @@ export const FAST_RECONCILE: ReconcileSettings = {
 const DEFAULT_RECONCILE: ReconcileSettings = { schedule: undefined, readsPerMinute: undefined, pollIntervalMs: undefined };
 const RECONCILE_FAST = 'VERIKIT_EXAMPLE_RECONCILE_FAST';
 
-const OPERATOR_SECRET = 'VERIKIT_EXAMPLE_OPERATOR_SECRET';
-const MIN_OPERATOR_SECRET = 16;
+const MIN_SECRET = 16;
 
-/** Reads {@link Settings}; a secret too short to resist guessing is refused at start. */
+/** A secret from `env[name]`, or undefined when unset; one too short to resist guessing is refused at start. */
+function secretSetting(env: Record<string, string | undefined>, name: string): string | undefined {
+  const secret = env[name] || undefined;
+  if (secret !== undefined && secret.length < MIN_SECRET)
+    throw new ExampleConfigError(`${name} must be at least ${MIN_SECRET} characters long (for example: openssl rand -base64 24)`);
+  return secret;
+}
+
+/** Reads {@link Settings}. */
 export function readSettings(env: Record<string, string | undefined>): Settings {
-  const secret = env[OPERATOR_SECRET] || undefined;
-  if (secret !== undefined && secret.length < MIN_OPERATOR_SECRET)
-    throw new ExampleConfigError(
-      `${OPERATOR_SECRET} must be at least ${MIN_OPERATOR_SECRET} characters long (for example: openssl rand -base64 24)`,
-    );
   const trust = env.VERIKIT_EXAMPLE_TRUST_PROXY || undefined;
   const fast = env[RECONCILE_FAST] || '0';
   if (fast !== '0' && fast !== '1')
     throw new ExampleConfigError(`${RECONCILE_FAST} must be 1 (poll every few seconds) or 0, not ${JSON.stringify(fast)}`);
   return {
-    operatorSecret: secret,
+    operatorSecret: secretSetting(env, 'VERIKIT_EXAMPLE_OPERATOR_SECRET'),
+    metricsToken: secretSetting(env, 'VERIKIT_EXAMPLE_METRICS_TOKEN'),
     trustProxy: trust !== undefined && /^\d+$/.test(trust) ? Number(trust) : trust,
     reconcile: fast === '1' ? FAST_RECONCILE : DEFAULT_RECONCILE,
   };

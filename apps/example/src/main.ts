@@ -19,6 +19,11 @@ try {
       ? `  operator panel: ${example.url}/operations (sign in with VERIKIT_EXAMPLE_OPERATOR_SECRET)`
       : '  operator panel: off (set VERIKIT_EXAMPLE_OPERATOR_SECRET, 16 characters or more, to turn it on)',
   );
+  console.log(
+    example.metrics === 'on'
+      ? `  metrics: ${example.url}/metrics (Prometheus text; send Authorization: Bearer $VERIKIT_EXAMPLE_METRICS_TOKEN)`
+      : '  metrics: off (set VERIKIT_EXAMPLE_METRICS_TOKEN, 16 characters or more, to serve /metrics)',
+  );
   const stop = () => {
     example.close().then(() => process.exit(0));
   };

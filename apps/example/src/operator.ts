@@ -1,8 +1,8 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { InboxWorker } from '@verikit/core';
 import { type Request, type Response, Router } from 'express';
 import type { Database } from './db.js';
 import { operationsPage, operatorSignInPage } from './pages.js';
+import { sameSecret } from './secret.js';
 import { type SessionCookie, signOutRoute } from './session-cookie.js';
 
 /** What the operator panel needs from the app. */
@@ -15,8 +15,6 @@ export interface OperatorOptions {
   mode: string;
   page(res: Response, status: number, title: string, message: string): void;
 }
-
-const digest = (text: string) => createHash('sha256').update(text).digest();
 
 /**
  * The operator panel under `/operations`: failed deliveries of every business, and their replay.
@@ -40,9 +38,7 @@ export function operatorRoutes({ secret, db, worker, cookie, mode, page }: Opera
   });
 
   router.post('/signin', async (req, res) => {
-    // Hashes of equal length, compared in constant time: the answer's timing says nothing of the secret.
-    const given = String(req.body?.secret ?? '');
-    if (!timingSafeEqual(digest(given), digest(secret as string)))
+    if (!sameSecret(String(req.body?.secret ?? ''), secret as string))
       return html(res, 403, operatorSignInPage(mode, 'That is not the operator secret.'));
     await db.signInOperator(cookie.issue(req, res));
     res.redirect(303, '/operations');

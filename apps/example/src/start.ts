@@ -32,6 +32,8 @@ export interface RunningExample {
   fake: FakeService | undefined;
   /** The operator panel at `/operations`: on when `VERIKIT_EXAMPLE_OPERATOR_SECRET` is set. */
   operatorPanel: 'on' | 'off';
+  /** `GET /metrics`: on when `VERIKIT_EXAMPLE_METRICS_TOKEN` is set. */
+  metrics: 'on' | 'off';
   close(): Promise<void>;
 }
 
@@ -160,6 +162,7 @@ export async function startExample(options: StartOptions): Promise<RunningExampl
       mode: label,
       sessions,
       operatorSecret: settings.operatorSecret,
+      metricsToken: settings.metricsToken,
       trustProxy: settings.trustProxy,
       reviewerUrl: fake?.reviewerUrl,
       // What the app knows of the business, as the hosted page's starting values (the embedded fake only).
@@ -168,7 +171,8 @@ export async function startExample(options: StartOptions): Promise<RunningExampl
     server.on('request', app);
     fake?.webhooks.addEndpoint(`${url}/verikit/webhook`);
     const operatorPanel = settings.operatorSecret === undefined ? 'off' : 'on';
-    return { url, mode: mode.kind, storage: storage.description, fake, operatorPanel, close };
+    const metrics = settings.metricsToken === undefined ? 'off' : 'on';
+    return { url, mode: mode.kind, storage: storage.description, fake, operatorPanel, metrics, close };
   } catch (error) {
     await close();
     throw error;

@@ -50,6 +50,14 @@ describe('settings from the environment', () => {
     expect(readSettings({ VERIKIT_EXAMPLE_OPERATOR_SECRET: 'x'.repeat(16) }).operatorSecret).toBe('x'.repeat(16));
   });
 
+  it('a metrics token shorter than 16 characters is refused too; unset, /metrics is off', () => {
+    expect(() => readSettings({ VERIKIT_EXAMPLE_METRICS_TOKEN: 'short' })).toThrow(
+      'VERIKIT_EXAMPLE_METRICS_TOKEN must be at least 16 characters long (for example: openssl rand -base64 24)',
+    );
+    expect(readSettings({ VERIKIT_EXAMPLE_METRICS_TOKEN: 'y'.repeat(16) }).metricsToken).toBe('y'.repeat(16));
+    expect(readSettings({}).metricsToken).toBeUndefined();
+  });
+
   it('VERIKIT_EXAMPLE_TRUST_PROXY is a hop count or addresses, as Express takes it', () => {
     expect(readSettings({ VERIKIT_EXAMPLE_TRUST_PROXY: '1' }).trustProxy).toBe(1);
     expect(readSettings({ VERIKIT_EXAMPLE_TRUST_PROXY: 'loopback' }).trustProxy).toBe('loopback');

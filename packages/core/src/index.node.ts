@@ -5,11 +5,12 @@ import { createNodeTransport, type UndiciTransportOptions } from './client/trans
 import { nodeAesGcm } from './privacy/aes-node.js';
 import { createSealerWith, type EncryptionOptions, type PayloadSealer } from './privacy/seal.js';
 import type { AdapterInfo, VerikitRoutes, VerikitRoutesOptions } from './routes.js';
+import { measuredHandlers, measuredRoutes } from './telemetry/webhook-metrics.js';
 import { DeadlineSweeper } from './util/deadlines.js';
 import { runtimeName } from './util/runtime.js';
 import type { VerifyWebhookInput } from './webhook/api.js';
-import { fetchWebhookHandlerOn, verifyWebhookOn, verikitRoutesOn, webhookHandlerOn, webhookVerifierOn } from './webhook/api.js';
-import type { FetchWebhookHandler, FetchWebhookOptions } from './webhook/fetch-handler.js';
+import { verifyWebhookOn, verikitRoutesOn, webhookHandlerOn, webhookVerifierOn } from './webhook/api.js';
+import { type FetchWebhookHandler, type FetchWebhookOptions, fetchWebhookHandlerWith } from './webhook/fetch-handler.js';
 import type { WebhookHandler, WebhookHandlerOptions } from './webhook/handler.js';
 import { nodeHmac } from './webhook/hmac-node.js';
 import type { VerifiedDelivery, WebhookVerifier, WebhookVerifierOptions } from './webhook/verify.js';
@@ -23,7 +24,7 @@ export type { FetchWebhookHandler, FetchWebhookOptions } from './webhook/fetch-h
 const parsers = lazyParsers(() => import('./client/parsers-node.js'));
 
 // One interval sweeps every deadline of a route on Node, where a timer per request costs (bench/adapters.mjs).
-// The webhook functions below are bound to it one by one, marked pure: a bundler keeps only those an app calls.
+// Each webhook answer is measured here (a handler's, a route's); the Web build leaves that out, for a Worker's size.
 const platform = { engine: nodeHmac, makeDeadlines: (lengthMs: number) => new DeadlineSweeper(lengthMs) };
 
 /** Client options on Node: an undici dispatcher (a proxy, say) and pool size may be given. */
@@ -72,14 +73,15 @@ export const verifyWebhook: (input: VerifyWebhookInput) => Promise<VerifiedDeliv
  * const handle = createWebhookHandler({ secret, store: new MemoryIdempotencyStore(), client, onEvent: async (ctx) => save(await ctx.fetchResult()) });
  * const { status, headers, body } = await handle({ method: 'POST', headers: req.headers, body: rawBody });
  */
-export const createWebhookHandler: (options: WebhookHandlerOptions) => WebhookHandler = /* @__PURE__ */ webhookHandlerOn(platform);
+export const createWebhookHandler: (options: WebhookHandlerOptions) => WebhookHandler = measuredHandlers(webhookHandlerOn(platform));
 
 /**
  * The route set every adapter mounts (webhook, KYB and KYC invites), framework-neutral.
  * Adapters call this; integrators normally use `@verikit/express`, `@verikit/fastify` or `@verikit/hono`.
  */
-export const createVerikitRoutes: <Req>(options: VerikitRoutesOptions<Req>, adapter?: AdapterInfo) => VerikitRoutes<Req> =
-  /* @__PURE__ */ verikitRoutesOn(platform);
+export const createVerikitRoutes: <Req>(options: VerikitRoutesOptions<Req>, adapter?: AdapterInfo) => VerikitRoutes<Req> = measuredRoutes(
+  verikitRoutesOn(platform),
+);
 
 /**
  * The webhook route as a Fetch handler, `(request: Request) => Promise<Response>`: for a Next.js
@@ -89,8 +91,8 @@ export const createVerikitRoutes: <Req>(options: VerikitRoutesOptions<Req>, adap
  * const handle = createFetchWebhookHandler({ secret, store: new MemoryIdempotencyStore(), client, onEvent });
  * export const POST = (request: Request) => handle(request);
  */
-export const createFetchWebhookHandler: (options: FetchWebhookOptions) => FetchWebhookHandler =
-  /* @__PURE__ */ fetchWebhookHandlerOn(platform);
+export const createFetchWebhookHandler = (options: FetchWebhookOptions): FetchWebhookHandler =>
+  fetchWebhookHandlerWith(options, (o) => createVerikitRoutes(o));
 
 /**
  * The sealer the storage engines use for their `encryption` option: AES-256-GCM under the first key,

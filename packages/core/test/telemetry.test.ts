@@ -2,16 +2,9 @@ import * as otel from '@opentelemetry/api';
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import {
-  ConfigurationError,
-  createClient,
-  createInboxWorker,
-  createWebhookHandler,
-  type InboxEngine,
-  type InboxEvent,
-  MemoryIdempotencyStore,
-} from '../src/index.node.js';
-import { detailsPayload, idleInboxStats } from './helpers/fixtures.js';
+import { ConfigurationError, createClient, createWebhookHandler, MemoryIdempotencyStore } from '../src/index.node.js';
+import { detailsPayload } from './helpers/fixtures.js';
+import { failingOnBad, scriptedInbox } from './helpers/scripted-inbox.js';
 import { json, startServer, type TestServer } from './helpers/server.js';
 import { SECRET, svixHeaders } from './helpers/sign.js';
 
@@ -162,34 +155,9 @@ describe('webhook delivery spans', () => {
 
 describe('inbox worker spans', () => {
   it('a CONSUMER span per run: done, or retried with its reason, or dead-lettered', async () => {
-    const queue: InboxEvent[] = [
-      { id: 'msg_ok', timestamp: 1, body: BODY, owner: 'o', attempt: 1 },
-      { id: 'msg_bad', timestamp: 1, body: BODY, owner: 'o', attempt: 1 },
-      { id: 'msg_bad', timestamp: 1, body: BODY, owner: 'o', attempt: 2 },
-    ];
-    const engine = {
-      accept: async () => 'accepted' as const,
-      lease: async () => queue.splice(0, 1),
-      extend: async () => 'ok' as const,
-      complete: async (_event: InboxEvent, work: (tx: null) => Promise<void>) => {
-        await work(null);
-        return 'ok' as const;
-      },
-      fail: async () => 'ok' as const,
-      waitForWork: () => new Promise<void>((resolve) => setTimeout(resolve, 5)),
-      deadLetters: async () => [],
-      replay: async () => false,
-      stats: idleInboxStats,
-    } satisfies InboxEngine<null>;
-    const worker = createInboxWorker({
-      inbox: engine,
-      logger: false,
-      concurrency: 1,
-      retry: { maxAttempts: 2, baseDelayMs: 10 },
-      onEvent: (ctx) => {
-        if (ctx.id === 'msg_bad') throw new ConfigurationError('x', 'bad event');
-      },
-    });
+    const { engine, queue, event } = scriptedInbox();
+    queue.push(event('msg_ok', 1, BODY), event('msg_bad', 1, BODY), event('msg_bad', 2, BODY));
+    const worker = failingOnBad(engine);
     worker.start();
     await vi.waitFor(() => expect(spans()).toHaveLength(3));
     await worker.stop();

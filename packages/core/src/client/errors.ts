@@ -10,6 +10,15 @@ export interface RequestContext {
   attempts: number;
 }
 
+/**
+ * Sets `body` on an error as a property that is there to read (`error.body`) but not enumerable: a
+ * log serializer (pino's `err`), `JSON.stringify(error)` and `util.inspect(error)` leave it out, so
+ * whatever a service echoed (a name, an address from a result) stays out of log lines and traces.
+ */
+function keepBodyOffLogs(error: Error, body: unknown): void {
+  Object.defineProperty(error, 'body', { value: body, enumerable: false, writable: false, configurable: true });
+}
+
 /** Details of an HTTP answer kept on an {@link ApiError}. */
 export interface ResponseDetails extends RequestContext {
   /** HTTP status of the last attempt. */
@@ -43,15 +52,18 @@ export class ApiError extends ClientError {
   override name = 'ApiError';
   /** HTTP status. */
   readonly status: number;
-  /** Response body, JSON-parsed when possible, secrets redacted. */
-  readonly body: unknown;
+  /**
+   * Response body, JSON-parsed when possible, secrets redacted. Not enumerable: it may echo personal
+   * data, so logs, `JSON.stringify(error)` and `util.inspect(error)` leave it out; read it here.
+   */
+  declare readonly body: unknown;
   /** The service's request id, when present. */
   readonly requestId: string | undefined;
 
   constructor(details: ResponseDetails, code: VerikitErrorCode = 'api_error', what = 'request failed') {
     super(code, `${what}: HTTP ${details.status}`, details);
     this.status = details.status;
-    this.body = details.body;
+    keepBodyOffLogs(this, details.body);
     this.requestId = details.requestId;
   }
 }
@@ -161,13 +173,13 @@ export class StorageRefusedError extends ClientError {
   override name = 'StorageRefusedError';
   /** HTTP status storage answered with. */
   readonly status: number;
-  /** The start of storage's answer (at most 16 KiB read), parsed when JSON. */
-  readonly body: unknown;
+  /** The start of storage's answer (at most 16 KiB read), parsed when JSON; not enumerable, as {@link ApiError.body}. */
+  declare readonly body: unknown;
 
   constructor(status: number, body: unknown, context: RequestContext) {
     super('storage_refused', `storage refused the signed document URL: HTTP ${status}`, context);
     this.status = status;
-    this.body = body;
+    keepBodyOffLogs(this, body);
   }
 }
 

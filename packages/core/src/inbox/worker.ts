@@ -4,6 +4,9 @@ import { ConfigurationError } from '../errors.js';
 import type { LedgerEngine } from '../ledger/ledger.js';
 import { createLedgerObserver, type LedgerChangeContext, type LedgerObserver, type LedgerObserverOptions } from '../ledger/observe.js';
 import { LeaseLostError, type LeaseOutcome } from '../store/store.js';
+import { type EventRun, inboxMetrics } from '../telemetry/inbox-metrics.js';
+import { resolveMeter } from '../telemetry/meter.js';
+import type { Watching } from '../telemetry/stats-gauges.js';
 import { resolveTracing, type SpanRecorder, type TelemetryOption, TRACER_SCOPE } from '../telemetry/tracing.js';
 import { keepLeaseWhile } from '../util/keep-lease.js';
 import { describeError, errorReason, failureLevel, type Logger, resolveLogger } from '../util/logger.js';
@@ -76,9 +79,11 @@ export interface InboxWorkerOptions<Tx = unknown, LedgerTx = unknown>
    */
   logger?: Logger | false;
   /**
-   * OpenTelemetry: a span per run of an event (svix id, attempt, outcome, reason). The inbox keeps
-   * no headers, so each run starts its own trace. Found by itself when `@opentelemetry/api` is
-   * installed; pass the API where it cannot be imported, or `false` for none.
+   * OpenTelemetry: a span per run of an event (svix id, attempt, outcome, reason), and the metrics:
+   * each run's duration and outcome, the attempts an event took, the inbox's depth while the worker
+   * runs (and the ledger's, with one). The inbox keeps no headers, so each run starts its own trace.
+   * Found by itself when `@opentelemetry/api` is installed; pass the API where it cannot be
+   * imported, or `false` for none.
    */
   telemetry?: TelemetryOption;
   /** Random source for the backoff jitter, for tests (default `Math.random`). */
@@ -144,6 +149,7 @@ export function createInboxWorker<Tx, LedgerTx = unknown>(options: InboxWorkerOp
           lockMs: options.lockMs,
           fingerprint: options.fingerprint,
           logger: options.logger,
+          telemetry: options.telemetry,
         });
   const concurrency = positiveInteger('concurrency', options.concurrency, 4);
   const leaseMs = positiveInteger('leaseMs', options.leaseMs, 60_000);
@@ -173,6 +179,7 @@ export function createInboxWorker<Tx, LedgerTx = unknown>(options: InboxWorkerOp
   let leases = 0;
   let stopping: AbortController | undefined;
   let loop: Promise<void> | undefined;
+  let watching: Watching[] = [];
 
   const noteStale = (outcome: LeaseOutcome, event: InboxEvent, stage: InboxErrorStage, action: 'complete' | 'extend' | 'fail') => {
     if (outcome === 'stale') report(new LeaseLostError(event.id, action), { id: event.id, stage, attempt: event.attempt });
@@ -208,7 +215,7 @@ export function createInboxWorker<Tx, LedgerTx = unknown>(options: InboxWorkerOp
     error: unknown,
     span: SpanRecorder | undefined,
     { final = false, what = 'onEvent' }: { final?: boolean; what?: 'onEvent' | 'ledger observation' } = {},
-  ): Promise<void> => {
+  ): Promise<EventRun> => {
     report(error, { id: event.id, stage: 'event', attempt: event.attempt });
     const retryInMs = final || event.attempt >= maxAttempts ? null : backoffDelay(event.attempt - 1, backoff);
     span?.set({ 'verikit.outcome': retryInMs === null ? 'dead_lettered' : 'retry', 'verikit.reason': errorReason(error) });
@@ -223,6 +230,7 @@ export function createInboxWorker<Tx, LedgerTx = unknown>(options: InboxWorkerOp
       // Unrecorded, the lease simply runs out and the event is leased again: nothing is lost.
       report(failure, { id: event.id, stage: 'fail', attempt: event.attempt });
     }
+    return { outcome: retryInMs === null ? 'dead_lettered' : 'retry', error };
   };
 
   /** The event's verification, or `null` when its body or `identify` cannot tell. */
@@ -262,7 +270,8 @@ export function createInboxWorker<Tx, LedgerTx = unknown>(options: InboxWorkerOp
   };
 
   const tracing = resolveTracing(options.telemetry, TRACER_SCOPE, VERSION);
-  const runInSpan = async (event: InboxEvent, span: SpanRecorder | undefined): Promise<void> => {
+  const metrics = inboxMetrics(resolveMeter(options.telemetry));
+  const runInSpan = async (event: InboxEvent, span: SpanRecorder | undefined): Promise<EventRun> => {
     span?.set({ 'verikit.webhook.id': event.id, 'verikit.attempt': event.attempt });
     // Leased more often than allowed: an earlier attempt died with its worker. Running it again could kill this one too.
     if (event.attempt > maxAttempts) return failAttempt(event, new InboxEventAbandonedError(event.id, event.attempt, maxAttempts), span);
@@ -283,16 +292,22 @@ export function createInboxWorker<Tx, LedgerTx = unknown>(options: InboxWorkerOp
       const outcome = await completion;
       noteStale(outcome, event, 'complete', 'complete');
       span?.set({ 'verikit.outcome': outcome === 'stale' ? 'lease_lost' : 'done' });
+      return { outcome: outcome === 'stale' ? 'lease_lost' : 'done' };
     } catch (error) {
-      await failAttempt(event, error, span, { what: viaLedger ? 'ledger observation' : 'onEvent' });
+      return failAttempt(event, error, span, { what: viaLedger ? 'ledger observation' : 'onEvent' });
     }
   };
 
-  const run = (event: InboxEvent): Promise<void> =>
-    tracing.span('verikit inbox event', 'consumer', undefined, (span) => runInSpan(event, span));
+  const run = (event: InboxEvent): Promise<void> => {
+    const started = performance.now();
+    const ran = tracing.span('verikit inbox event', 'consumer', undefined, (span) => runInSpan(event, span));
+    return ran.then((result) => metrics.recorder()?.(result, event.attempt, performance.now() - started));
+  };
 
   const drain = async (signal: AbortSignal): Promise<void> => {
     while (!signal.aborted) {
+      // A meter provider registered since is picked up here, for the inbox's gauges.
+      for (const watch of watching) watch.refresh();
       if (active.size >= concurrency) {
         await Promise.race(active);
         continue;
@@ -320,10 +335,12 @@ export function createInboxWorker<Tx, LedgerTx = unknown>(options: InboxWorkerOp
     start() {
       if (stopping !== undefined && !stopping.signal.aborted) return;
       stopping = new AbortController();
+      watching = observer === undefined ? [metrics.watch(inbox)] : [metrics.watch(inbox), observer.watch()];
       loop = drain(stopping.signal);
     },
     async stop({ timeoutMs = 30_000 } = {}) {
       stopping?.abort();
+      for (const watch of watching.splice(0)) watch.stop();
       // One deadline for both waits: the loop may itself be parked on a full set of running events.
       let timer: ReturnType<typeof setTimeout> | undefined;
       const deadline = new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)));

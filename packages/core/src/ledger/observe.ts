@@ -3,6 +3,10 @@ import { NotFoundError, RateLimitError } from '../client/errors.js';
 import { ConfigurationError, VerikitError } from '../errors.js';
 import type { KybCaseDetails } from '../schemas/kyb.js';
 import type { KycResult } from '../schemas/kyc.js';
+import type { TelemetryOption } from '../telemetry/api.js';
+import { ledgerMetrics } from '../telemetry/ledger-metrics.js';
+import { resolveMeter } from '../telemetry/meter.js';
+import type { Watching } from '../telemetry/stats-gauges.js';
 import { type Logger, resolveLogger } from '../util/logger.js';
 import { positiveNumber } from '../util/option-checks.js';
 import { sleep } from '../util/sleep.js';
@@ -48,6 +52,12 @@ export interface LedgerObserverOptions<Tx = unknown> {
   fingerprint?: Fingerprint;
   /** Where warnings go (default `console`; `false`: nowhere). Never a result or a personal field. */
   logger?: Logger | false;
+  /**
+   * OpenTelemetry metrics: reads, changes and missed webhooks, and the ledger's pending
+   * verifications. Found by itself when `@opentelemetry/api` is installed; pass the API where it
+   * cannot be imported, or `false` for none.
+   */
+  telemetry?: TelemetryOption;
 }
 
 /** What one observation did: recorded a change, saw the same result, or was `settled` by a fetch that started after the event arrived. */
@@ -83,6 +93,8 @@ export interface LedgerObserver<Tx = unknown> {
   ): Promise<ObserveOutcome | { released: number }>;
   /** How many changes were found by the reconciler (webhooks that never arrived) since start. */
   readonly missed: number;
+  /** Reports the ledger's pending verifications and the read budget on the metrics' gauges until the watch is stopped. */
+  watch(): Watching;
 }
 
 /** Checks the options and builds the observer the worker and the reconciler share. */
@@ -94,19 +106,26 @@ export function createLedgerObserver<Tx>(options: LedgerObserverOptions<Tx>): Le
     throw new ConfigurationError('client', 'client is required: the ledger reads each result from the service');
   if (typeof onChange !== 'function') throw new ConfigurationError('onChange', 'onChange is required');
   // One percent under the budget: a read leaves a little after its slot, and a window must never hold more than the budget.
-  const readIntervalMs = 60_000 / (positiveNumber('readsPerMinute', options.readsPerMinute, 60) * 0.99);
+  const readsPerMinute = positiveNumber('readsPerMinute', options.readsPerMinute, 60);
+  const readIntervalMs = 60_000 / (readsPerMinute * 0.99);
   const lockMs = positiveNumber('lockMs', options.lockMs, 60_000, 'ms');
   const schedule = resolveSchedule(options.schedule);
   const fingerprint = options.fingerprint ?? defaultFingerprint;
   const logger = resolveLogger(options.logger);
+  const metrics = ledgerMetrics(resolveMeter(options.telemetry));
   let missed = 0;
 
-  const read = async (key: LedgerKey, signal: AbortSignal | undefined): Promise<VerificationResult> => {
+  const read = async (key: LedgerKey, source: ObservationSource, signal: AbortSignal | undefined): Promise<VerificationResult> => {
     // One attempt per read: a retry would be a request the budget did not count. The schedule retries.
     const call = { maxRetries: 0, ...(signal ? { signal } : {}) };
-    return key.kind === 'kyb'
-      ? { kind: 'kyb', result: await client.kyb.getCase(key.refId, call) }
-      : { kind: 'kyc', result: await client.kyc.getResult(key.refId, call) };
+    try {
+      return key.kind === 'kyb'
+        ? { kind: 'kyb', result: await client.kyb.getCase(key.refId, call) }
+        : { kind: 'kyc', result: await client.kyc.getResult(key.refId, call) };
+    } finally {
+      // Counted once it is answered (or failed): it spent the budget either way.
+      metrics.recorder()?.read(source);
+    }
   };
 
   const releaseQuietly = async (lock: LedgerLock, nextCheckAt: Date | null, failures: number) => {
@@ -123,7 +142,7 @@ export function createLedgerObserver<Tx>(options: LedgerObserverOptions<Tx>): Le
     const fields = { kind: key.kind, refId: key.refId };
     let result: VerificationResult;
     try {
-      result = await read(key, signal);
+      result = await read(key, source, signal);
     } catch (error) {
       if (error instanceof RateLimitError) await ledger.pauseReads(error.retryAfterMs ?? 60_000).catch(() => {});
       const failures = entry.failures + 1;
@@ -156,7 +175,9 @@ export function createLedgerObserver<Tx>(options: LedgerObserverOptions<Tx>): Le
       return 'settled';
     }
     const change = { kind: key.kind, source, version: entry.version + 1, final: seen.final, current: seen.status };
-    if (outcome === 'changed' && missedWebhook(change)) {
+    const wasMissed = outcome === 'changed' && missedWebhook(change);
+    if (outcome === 'changed') metrics.recorder()?.changed(source, key.kind, wasMissed);
+    if (wasMissed) {
       missed++;
       logger.warn(
         { ...fields, version: entry.version + 1, previous: entry.status, current: seen.status },
@@ -219,6 +240,7 @@ export function createLedgerObserver<Tx>(options: LedgerObserverOptions<Tx>): Le
     get missed() {
       return missed;
     },
+    watch: () => metrics.watch(ledger, readsPerMinute),
     async observe(key, source, { receivedAt, signal } = {}) {
       const checked = checkLedgerKey(key);
       let slotAt: number | undefined;

@@ -1,4 +1,5 @@
 import { ConfigurationError } from '../errors.js';
+import type { Watching } from '../telemetry/stats-gauges.js';
 import { type Logger, resolveLogger } from '../util/logger.js';
 import { positiveInteger } from '../util/option-checks.js';
 import { sleep } from '../util/sleep.js';
@@ -59,6 +60,7 @@ export function createReconciler<Tx>(options: ReconcilerOptions<Tx>): Reconciler
   let silenceCheckedAt = 0;
   let stopping: AbortController | undefined;
   let loop: Promise<void> | undefined;
+  let watching: Watching | undefined;
 
   /** Warns (at most once per silence period) when verifications are pending and webhooks have gone quiet. */
   const checkSilence = async () => {
@@ -108,6 +110,8 @@ export function createReconciler<Tx>(options: ReconcilerOptions<Tx>): Reconciler
         if (signal.aborted) break;
         logger.error({ err: error }, 'ledger: the reconciler could not reach the ledger');
       }
+      // A meter provider registered since is picked up here, for the ledger's gauges.
+      watching?.refresh();
       if (!worked) await sleep(pollIntervalMs, signal).catch(() => {});
     }
   };
@@ -116,10 +120,13 @@ export function createReconciler<Tx>(options: ReconcilerOptions<Tx>): Reconciler
     start() {
       if (stopping !== undefined && !stopping.signal.aborted) return;
       stopping = new AbortController();
+      watching = observer.watch();
       loop = run(stopping.signal);
     },
     async stop({ timeoutMs = 30_000 } = {}) {
       stopping?.abort();
+      watching?.stop();
+      watching = undefined;
       let timer: ReturnType<typeof setTimeout> | undefined;
       await Promise.race([loop, new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
       clearTimeout(timer);

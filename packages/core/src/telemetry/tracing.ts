@@ -1,42 +1,11 @@
 import { ConfigurationError } from '../errors.js';
 import { type HeaderSource, rawHeader } from '../util/headers.js';
+import type { OpenTelemetryApi, TelemetryOption } from './api.js';
+
+export type { OpenTelemetryApi, TelemetryOption } from './api.js';
 
 /** A span attribute value verikit sets. */
 export type SpanAttributes = Record<string, string | number | undefined>;
-
-/** The part of an OpenTelemetry span verikit calls. */
-interface OtelSpan {
-  isRecording(): boolean;
-  setAttribute(key: string, value: string | number): unknown;
-  setStatus(status: { code: number; message?: string }): unknown;
-  recordException(exception: Error): unknown;
-  end(): void;
-}
-
-/**
- * The part of `@opentelemetry/api` verikit calls: `import * as otel from '@opentelemetry/api'`
- * fits it. Declared here so the package's types never require the optional peer.
- */
-export interface OpenTelemetryApi {
-  trace: {
-    getTracer(
-      name: string,
-      version?: string,
-    ): {
-      startSpan(name: string, options: { kind: number }, context: unknown): OtelSpan;
-    };
-    setSpan(context: unknown, span: OtelSpan): unknown;
-  };
-  context: { active(): unknown; with<F>(context: unknown, fn: () => F): F };
-  propagation: {
-    extract(context: unknown, carrier: Record<string, string>): unknown;
-  };
-  SpanKind: { SERVER: number; CLIENT: number; CONSUMER: number };
-  SpanStatusCode: { ERROR: number };
-}
-
-/** The `telemetry` option: the OpenTelemetry API (found by itself when installed), or `false` for none. */
-export type TelemetryOption = OpenTelemetryApi | false | undefined;
 
 /** What a traced piece of work may say about itself while it runs. */
 export interface SpanRecorder {
@@ -70,12 +39,13 @@ export interface Tracing {
 }
 
 // A variable specifier, so bundlers leave it to the runtime: where the package is not installed
-// (or not importable, as in a Worker) the import fails once and tracing stays off.
+// (or not importable, as in a Worker) the import fails once and telemetry stays off.
 const API_MODULE = '@opentelemetry/api';
 let autoApi: OpenTelemetryApi | null | undefined;
 let autoLoad: Promise<OpenTelemetryApi | null> | undefined;
 
-function looksLikeApi(value: unknown): value is OpenTelemetryApi {
+/** Whether `value` is the OpenTelemetry API (the parts verikit calls). */
+export function looksLikeApi(value: unknown): value is OpenTelemetryApi {
   const api = value as Partial<OpenTelemetryApi> | null;
   return (
     typeof api?.trace?.getTracer === 'function' &&
@@ -87,7 +57,7 @@ function looksLikeApi(value: unknown): value is OpenTelemetryApi {
 }
 
 /** `@opentelemetry/api` when this process can import it, else null; imported once. */
-function loadAutoApi(): Promise<OpenTelemetryApi | null> {
+export function loadAutoApi(): Promise<OpenTelemetryApi | null> {
   autoLoad ??= import(/* webpackIgnore: true */ /* @vite-ignore */ API_MODULE).then(
     (module: unknown) => {
       const candidate = looksLikeApi(module) ? module : (module as { default?: unknown }).default;
@@ -101,6 +71,9 @@ function loadAutoApi(): Promise<OpenTelemetryApi | null> {
   );
   return autoLoad;
 }
+
+/** The imported API: `undefined` while the import is under way (or not started), `null` where it is not installed. */
+export const importedApi = (): OpenTelemetryApi | null | undefined => autoApi;
 
 function traced(api: OpenTelemetryApi, scope: string, version: string): Tracing['span'] {
   const tracer = api.trace.getTracer(scope, version);

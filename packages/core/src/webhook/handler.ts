@@ -69,7 +69,8 @@ export interface WebhookHandlerBaseOptions {
   logger?: Logger | false;
   /**
    * OpenTelemetry: a span per delivery (svix id, outcome, reason), the child of its `traceparent`
-   * header when there is one. Found by itself when `@opentelemetry/api` is installed; pass the API
+   * header when there is one, and on Node the delivery metrics (`verikit.webhook.deliveries`,
+   * `verikit.webhook.duration`). Found by itself when `@opentelemetry/api` is installed; pass the API
    * where it cannot be imported (a bundle), or `false` for none.
    */
   telemetry?: TelemetryOption;
@@ -153,6 +154,8 @@ export interface WebhookResponse {
 export type WebhookHandler = (request: WebhookRequest) => Promise<WebhookResponse>;
 
 const NO_CONTENT: WebhookResponse = { status: 204, headers: { 'cache-control': 'no-store' }, body: '' };
+/** The same answer to a repeat, a distinct object so that metrics can count it as a duplicate. */
+export const REPEATED: WebhookResponse = { status: 204, headers: { 'cache-control': 'no-store' }, body: '' };
 
 const COMPLETE_ATTEMPTS = 6;
 
@@ -275,12 +278,12 @@ export function createHandlerWith(
       try {
         const accepted = await inbox.accept({ id: delivery.id, timestamp: delivery.timestamp, body: text });
         span?.set({ 'verikit.outcome': accepted });
+        return accepted === 'duplicate' ? REPEATED : NO_CONTENT;
       } catch (error) {
         // Never a 2xx before the event is durable: the sender retries, nothing is lost.
         report(error, { id: delivery.id, stage: 'accept' });
         return reply(503, 'inbox_unavailable', {}, retryAfter);
       }
-      return NO_CONTENT;
     }
 
     let claim: ClaimResult;
@@ -293,7 +296,7 @@ export function createHandlerWith(
     }
     if (claim.status === 'done') {
       span?.set({ 'verikit.outcome': 'duplicate' });
-      return NO_CONTENT;
+      return REPEATED;
     }
     if (claim.status === 'in-progress') return refuse(reply(409, 'in_progress', {}, retryAfter), 'in_progress', { id: delivery.id });
     const { lease } = claim;
