@@ -29,6 +29,13 @@ export interface FailureContext {
 }
 
 // Node's and the drivers' codes for a server that cannot be reached.
+/** The message of a connection that did not finish within the connect bound (exit code 5). */
+export const CONNECT_DID_NOT_ANSWER = 'connecting did not finish in time';
+
+// ioredis's commandTimeout, the CLI's bound on connecting to Redis, pg's connectionTimeoutMillis and query_timeout.
+const DID_NOT_ANSWER = new RegExp(
+  `^(Command timed out|${CONNECT_DID_NOT_ANSWER}|Connection terminated due to connection timeout|Query read timeout)$`,
+);
 const NETWORK = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET', 'EPIPE']);
 // PostgreSQL SQLSTATEs: bad password, no such role or database, server starting or shutting down, too many connections.
 const PG_REFUSED: Record<string, string> = {
@@ -107,8 +114,8 @@ export function asCliError(error: unknown, context: FailureContext | undefined):
   if (/^(WRONGPASS|NOAUTH)/.test(text)) return new CliError('unreachable', `cannot use ${where}: authentication failed`);
   if (/^Connection is closed|^connect ETIMEDOUT|Stream isn't writeable|^None of startup nodes is available/.test(text))
     return new CliError('unreachable', `cannot reach ${where} (${text})`);
-  // ioredis's own bound on a Cluster's first CLUSTER SLOTS.
-  if (text === 'timeout') return new CliError('unreachable', `${where} did not answer in time`);
+  // ioredis's own bound on a Cluster's first CLUSTER SLOTS, the CLI's on connecting, a command's (ioredis, pg) once connected.
+  if (text === 'timeout' || DID_NOT_ANSWER.test(text)) return new CliError('unreachable', `${where} did not answer in time`);
   // A node of a Cluster addressed as one server answers for the slots it serves, and redirects the rest.
   const redirect = /^(MOVED|ASK|CROSSSLOT) /.exec(text)?.[1];
   if (redirect !== undefined && context?.redisMode === 'server')

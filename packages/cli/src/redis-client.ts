@@ -1,12 +1,16 @@
 import type { RedisClient } from '@verikit/redis';
 import type { RedisOptions } from 'ioredis';
-import { CONNECT_TIMEOUT_MS } from './storage.js';
+import { CONNECT_DID_NOT_ANSWER } from './errors.js';
+import { COMMAND_TIMEOUT_MS, CONNECT_TIMEOUT_MS } from './storage.js';
 import type { Target } from './target.js';
 
 /** What the CLI's connections share: a name servers list them by, the CLI's bound, and no reconnection (a lost server is reported at once). */
 const CONNECTION: RedisOptions = {
   connectionName: 'verikit-cli',
   connectTimeout: CONNECT_TIMEOUT_MS,
+  commandTimeout: COMMAND_TIMEOUT_MS,
+  // A server that never answered does not close its end either: the CLI ends its own soon after (ioredis waits 2 s).
+  disconnectTimeout: 500,
   maxRetriesPerRequest: 1,
   retryStrategy: () => null,
 };
@@ -53,14 +57,24 @@ async function connected<T extends RedisClient>(client: T): Promise<T> {
   client.on('error', (error) => {
     lastError = error;
   });
+  // ioredis's connectTimeout ends at the TCP connection: a server that accepts and never answers its
+  // ready check would hold the CLI for the command bound, so the whole of connecting has the connect bound.
+  const late = new Error(CONNECT_DID_NOT_ANSWER);
+  let timer: NodeJS.Timeout | undefined;
+  const answered = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(late), CONNECT_TIMEOUT_MS);
+  });
   try {
-    await client.connect();
+    await Promise.race([client.connect(), answered]);
     return client;
   } catch (error) {
     // Already ended without reconnection; disconnect() on an ended client would hold the process for its 2 s disconnectTimeout.
     if (client.status !== 'end') client.disconnect();
+    if (error === late) throw late;
     // Without reconnection, connect() rejects with "Connection is closed." (a Cluster: "None of startup nodes is
     // available"); the event before it says why (ECONNREFUSED), a Cluster's with the last seed's error inside.
     throw (lastError as { lastNodeError?: unknown } | undefined)?.lastNodeError ?? lastError ?? error;
+  } finally {
+    clearTimeout(timer);
   }
 }

@@ -1,6 +1,6 @@
 import type { PostgresInbox, PostgresLedger } from '@verikit/postgres';
 import { CliError } from './errors.js';
-import { CONNECT_TIMEOUT_MS, describeEngine, loadPeer, type Storage, type StorageOptions } from './storage.js';
+import { COMMAND_TIMEOUT_MS, CONNECT_TIMEOUT_MS, describeEngine, loadPeer, type Storage, type StorageOptions } from './storage.js';
 import type { Target } from './target.js';
 
 /** verikit on PostgreSQL through the app's `@verikit/postgres`, on a small pool of the CLI's own. */
@@ -16,6 +16,7 @@ export async function openPostgres(target: Target, options: StorageOptions): Pro
     connectionString: target.url,
     max: 2,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    query_timeout: COMMAND_TIMEOUT_MS,
     application_name: 'verikit-cli',
   });
   // A connection the server ends while idle must not end the CLI: the next query reports it.

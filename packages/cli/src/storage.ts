@@ -70,8 +70,11 @@ export function describeEngine(
   };
 }
 
-/** How long connecting may take, and each of verikit's calls (the engines' own default bound). */
+/** How long connecting may take, the server's first answer included (the engines' own default bound). */
 export const CONNECT_TIMEOUT_MS = 5_000;
+
+/** How long one command to the server may take once connected: a server that stops answering mid-run ends the CLI (exit code 5) instead of holding it. */
+export const COMMAND_TIMEOUT_MS = 30_000;
 
 /**
  * Imports one of an engine's optional peer dependencies, or says what to install: the CLI drives the

@@ -1,3 +1,4 @@
+import { type AddressInfo, createServer, type Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { freePort } from '../../../test-support/readme-snippet.js';
 import { ExitCode } from '../src/index.js';
@@ -121,6 +122,36 @@ describe('where to connect', () => {
     expect(asJson.stdout).toBe('');
     expect(JSON.parse(asJson.stderr)).toEqual({ error: { reason: 'unreachable', exitCode: 5, message: expect.stringMatching(message) } });
     expect(asJson.stderr).not.toContain('hunter2');
+  });
+
+  it.each([
+    [
+      'postgres',
+      (port: number) => ['--url', `postgres://127.0.0.1:${port}/app`],
+      /PostgreSQL at 127\.0\.0\.1:\d+\/app \(schema verikit\) did not answer in time/,
+    ],
+    ['redis', (port: number) => ['--url', `redis://127.0.0.1:${port}`], /Redis at 127\.0\.0\.1:\d+ did not answer in time/],
+    [
+      'a redis cluster',
+      (port: number) => ['--cluster', '--url', `redis://127.0.0.1:${port}`],
+      /Redis Cluster at 127\.0\.0\.1:\d+ did not answer in time/,
+    ],
+  ])('%s that accepts the connection and never answers is "did not answer in time" (5), not a hang', async (_engine, args, message) => {
+    // A server stopped (SIGSTOP) or a proxy in front of a dead one: TCP connects, nothing answers.
+    const sockets = new Set<Socket>();
+    const silent = createServer((socket) => {
+      sockets.add(socket.on('error', () => {}));
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const result = await runCli(['inbox', 'stats', ...args((silent.address() as AddressInfo).port)]);
+      expect(result.code).toBe(ExitCode.unreachable);
+      expect(result.stderr).toMatch(message);
+      expectOneLine(result);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+    }
   });
 
   it('an unknown host is "cannot reach" (5)', async () => {
