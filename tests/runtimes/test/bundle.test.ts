@@ -36,8 +36,9 @@ describe('what a Worker bundle of verikit carries', () => {
     expect(inputs.filter((path) => /hono\/dist\/(preset\/|router\/(pattern|linear)-router\/)/.test(path))).toEqual([]);
     expect(webhookOnly(inputs)).toEqual([]);
     expect(telemetryGlue(inputs)).toEqual([]);
-    // A guard against growth, at today's size: its budget, 15 KB (issue 23), is not met yet; pnpm bench prints both.
-    expect(gzip).toBeLessThanOrEqual(16.5 * 1024);
+    // A guard against growth, at today's size (15.6 KB without the telemetry glue, 16.3 with it): its budget,
+    // 15 KB (issue 23), is not met yet; pnpm bench prints both.
+    expect(gzip).toBeLessThanOrEqual(15.75 * 1024);
   });
 
   it('a Hono Worker with the client and invite routes stays within 40 KB gzip, with zod/mini and no locale', async () => {
