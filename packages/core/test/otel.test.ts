@@ -95,7 +95,13 @@ describe('openTelemetry(api)', () => {
   it('on the Node build does what the raw API does, its value from either build', async () => {
     for (const telemetry of [openTelemetryFromSrc(otel), openTelemetry(otel), otel]) {
       exporter.reset();
-      const handle = nodeBuild.createWebhookHandler({ ...options(telemetry), store: new nodeBuild.MemoryIdempotencyStore() });
+      const handle = nodeBuild.createWebhookHandler({
+        secret: SECRET,
+        store: new nodeBuild.MemoryIdempotencyStore(),
+        onEvent: () => {},
+        logger: false,
+        telemetry,
+      });
       expect((await deliver(handle)).status).toBe(204);
       expect(exporter.getFinishedSpans().map((span) => span.name)).toEqual(['verikit webhook']);
     }
