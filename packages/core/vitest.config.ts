@@ -6,7 +6,7 @@ const { version } = JSON.parse(readFileSync(new URL('./package.json', import.met
 };
 
 export default defineProject({
-  define: { __VERIKIT_VERSION__: JSON.stringify(version) },
+  define: { __VERIKIT_VERSION__: JSON.stringify(version), __VERIKIT_WEB_BUILD__: 'false' },
   test: {
     name: 'core',
     include: ['test/**/*.test.ts'],

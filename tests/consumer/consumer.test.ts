@@ -43,6 +43,7 @@ describe('packed packages in a scratch project', () => {
     writeFileSync(
       join(dir, 'usage.ts'),
       `import { createClient, createInboxWorker, createWebhookHandler, MemoryIdempotencyStore, type KybCaseDetails, type WebhookContext } from '@verikit/core';
+import { openTelemetry } from '@verikit/core/otel';
 import { createFakeService, signWebhook } from '@verikit/testing';
 import { verikitRouter } from '@verikit/express';
 import { verikitPlugin } from '@verikit/fastify';
@@ -85,6 +86,8 @@ createInboxWorker({ inbox: createRedisInbox({ redis }), onEvent: async (ctx) => 
 void runVerikit(['inbox', 'stats', '--json'], { env: {} }).then((code: number) => code === ExitCode.notFound);
 void parseEncryptionKeys;
 void createFakeService;
+// OpenTelemetry through its own entry: its value is what every telemetry option takes (the API is not installed here).
+void ((otel: Parameters<typeof openTelemetry>[0]) => createWebhookHandler({ secret: 'whsec_plJ3nmyCDGBKInavdOK15jsl', store, onEvent, telemetry: openTelemetry(otel) }));
 void signWebhook({ secret: 'whsec_plJ3nmyCDGBKInavdOK15jsl', payload: {} }).headers['svix-id'];
 `,
     );
@@ -129,6 +132,16 @@ void signWebhook({ secret: 'whsec_plJ3nmyCDGBKInavdOK15jsl', payload: {} }).head
       { cwd: dir },
     );
     for (const output of [esm.stdout, cjs.stdout]) expect(output.trim().split('\n')).toEqual(names.map((n) => `${n} true`));
+  });
+
+  it('@verikit/core/otel loads from ESM and from CommonJS', async () => {
+    const esm = await run(
+      process.execPath,
+      ['--input-type=module', '-e', "const m = await import('@verikit/core/otel'); console.log(typeof m.openTelemetry)"],
+      { cwd: dir },
+    );
+    const cjs = await run(process.execPath, ['-e', "console.log(typeof require('@verikit/core/otel').openTelemetry)"], { cwd: dir });
+    expect([esm.stdout, cjs.stdout]).toEqual(['function\n', 'function\n']);
   });
 
   it('the verikit bin runs from the installed tarball: names its engines, and says what to install for one that is missing (pg here)', async () => {

@@ -5,6 +5,7 @@ import { createFetchTransport } from './client/transport-fetch.js';
 import { webAesGcm } from './privacy/aes-web.js';
 import { createSealerWith, type EncryptionOptions, type PayloadSealer } from './privacy/seal.js';
 import type { AdapterInfo, VerikitRoutes, VerikitRoutesOptions } from './routes.js';
+import { webObserver } from './telemetry/seam.js';
 import { TimerDeadlines } from './util/deadlines.js';
 import type { NodeRequestLike } from './util/node-request.js';
 import { runtimeName } from './util/runtime.js';
@@ -26,8 +27,9 @@ export type { FetchWebhookHandler, FetchWebhookOptions } from './webhook/fetch-h
 export const unreadNodeRequest = (_value: unknown): NodeRequestLike | undefined => undefined;
 
 // A timer per deadline, armed within its request: Workers cancel a request's timers when it ends.
+// Telemetry only through openTelemetry(api) (`@verikit/core/otel`): a Worker that does not pass it bundles no OpenTelemetry glue.
 // The webhook functions below are bound to it one by one, marked pure: a bundler keeps only those an app calls.
-const platform = { engine: webHmac, makeDeadlines: (lengthMs: number) => new TimerDeadlines(lengthMs) };
+const platform = { engine: webHmac, makeDeadlines: (lengthMs: number) => new TimerDeadlines(lengthMs), observe: webObserver };
 
 /** Client options outside Node (same as on Node, minus the undici pool settings). */
 export interface NodeClientOptions extends ClientOptions {}

@@ -5,12 +5,13 @@ import { createNodeTransport, type UndiciTransportOptions } from './client/trans
 import { nodeAesGcm } from './privacy/aes-node.js';
 import { createSealerWith, type EncryptionOptions, type PayloadSealer } from './privacy/seal.js';
 import type { AdapterInfo, VerikitRoutes, VerikitRoutesOptions } from './routes.js';
-import { measuredHandlers, measuredRoutes } from './telemetry/webhook-metrics.js';
+import type { TelemetryOption } from './telemetry/api.js';
+import { optionObserver } from './telemetry/observer.js';
 import { DeadlineSweeper } from './util/deadlines.js';
 import { runtimeName } from './util/runtime.js';
 import type { VerifyWebhookInput } from './webhook/api.js';
-import { verifyWebhookOn, verikitRoutesOn, webhookHandlerOn, webhookVerifierOn } from './webhook/api.js';
-import { type FetchWebhookHandler, type FetchWebhookOptions, fetchWebhookHandlerWith } from './webhook/fetch-handler.js';
+import { fetchWebhookHandlerOn, verifyWebhookOn, verikitRoutesOn, webhookHandlerOn, webhookVerifierOn } from './webhook/api.js';
+import type { FetchWebhookHandler, FetchWebhookOptions } from './webhook/fetch-handler.js';
 import type { WebhookHandler, WebhookHandlerOptions } from './webhook/handler.js';
 import { nodeHmac } from './webhook/hmac-node.js';
 import type { VerifiedDelivery, WebhookVerifier, WebhookVerifierOptions } from './webhook/verify.js';
@@ -24,8 +25,12 @@ export type { FetchWebhookHandler, FetchWebhookOptions } from './webhook/fetch-h
 const parsers = lazyParsers(() => import('./client/parsers-node.js'));
 
 // One interval sweeps every deadline of a route on Node, where a timer per request costs (bench/adapters.mjs).
-// Each webhook answer is measured here (a handler's, a route's); the Web build leaves that out, for a Worker's size.
-const platform = { engine: nodeHmac, makeDeadlines: (lengthMs: number) => new DeadlineSweeper(lengthMs) };
+// Telemetry: the `telemetry` option, or `@opentelemetry/api` found by itself when installed.
+const platform = {
+  engine: nodeHmac,
+  makeDeadlines: (lengthMs: number) => new DeadlineSweeper(lengthMs),
+  observe: (telemetry: TelemetryOption) => (telemetry === false ? undefined : optionObserver(telemetry)),
+};
 
 /** Client options on Node: an undici dispatcher (a proxy, say) and pool size may be given. */
 export interface NodeClientOptions extends ClientOptions, UndiciTransportOptions {}
@@ -73,15 +78,14 @@ export const verifyWebhook: (input: VerifyWebhookInput) => Promise<VerifiedDeliv
  * const handle = createWebhookHandler({ secret, store: new MemoryIdempotencyStore(), client, onEvent: async (ctx) => save(await ctx.fetchResult()) });
  * const { status, headers, body } = await handle({ method: 'POST', headers: req.headers, body: rawBody });
  */
-export const createWebhookHandler: (options: WebhookHandlerOptions) => WebhookHandler = measuredHandlers(webhookHandlerOn(platform));
+export const createWebhookHandler: (options: WebhookHandlerOptions) => WebhookHandler = /* @__PURE__ */ webhookHandlerOn(platform);
 
 /**
  * The route set every adapter mounts (webhook, KYB and KYC invites), framework-neutral.
  * Adapters call this; integrators normally use `@verikit/express`, `@verikit/fastify` or `@verikit/hono`.
  */
-export const createVerikitRoutes: <Req>(options: VerikitRoutesOptions<Req>, adapter?: AdapterInfo) => VerikitRoutes<Req> = measuredRoutes(
-  verikitRoutesOn(platform),
-);
+export const createVerikitRoutes: <Req>(options: VerikitRoutesOptions<Req>, adapter?: AdapterInfo) => VerikitRoutes<Req> =
+  /* @__PURE__ */ verikitRoutesOn(platform);
 
 /**
  * The webhook route as a Fetch handler, `(request: Request) => Promise<Response>`: for a Next.js
@@ -91,8 +95,8 @@ export const createVerikitRoutes: <Req>(options: VerikitRoutesOptions<Req>, adap
  * const handle = createFetchWebhookHandler({ secret, store: new MemoryIdempotencyStore(), client, onEvent });
  * export const POST = (request: Request) => handle(request);
  */
-export const createFetchWebhookHandler = (options: FetchWebhookOptions): FetchWebhookHandler =>
-  fetchWebhookHandlerWith(options, (o) => createVerikitRoutes(o));
+export const createFetchWebhookHandler: (options: FetchWebhookOptions) => FetchWebhookHandler =
+  /* @__PURE__ */ fetchWebhookHandlerOn(platform);
 
 /**
  * The sealer the storage engines use for their `encryption` option: AES-256-GCM under the first key,

@@ -174,6 +174,7 @@ export {
   StoreFullError,
 } from './store/store.js';
 export { StorageTimeoutError, withTimeout } from './store/timeout.js';
+export type { OpenTelemetryInstrumentation } from './telemetry/seam.js';
 export type { OpenTelemetryApi, TelemetryOption } from './telemetry/tracing.js';
 export { consoleLogger, describeError, type LogFields, type Logger, resolveLogger } from './util/logger.js';
 export type { NodeRequestLike } from './util/node-request.js';

@@ -11,10 +11,13 @@ const worker = (prefix: string) => {
 describe('what a Worker bundle of verikit carries', () => {
   // Neither the client (zod, undici) nor the invite routes: those come with createClient, which these Workers never call.
   const webhookOnly = (inputs: string[]) => inputs.filter((path) => /zod|undici|client\/|schemas\/|invite\/handler/.test(path));
+  // Nor the OpenTelemetry glue: it comes with openTelemetry(api) from @verikit/core/otel, which these Workers do not pass.
+  const telemetryGlue = (inputs: string[]) => inputs.filter((path) => /core\/dist\/esm\/(telemetry\/(?!seam\.js$)|otel\.js$)/.test(path));
 
   it('a webhook-only Worker carries no zod, no client, no undici and no invite code, in at most 12 KB gzip', async () => {
     const { gzip, inputs } = await bundleSize(worker('verikit: createFetchWebhookHandler'));
     expect(webhookOnly(inputs)).toEqual([]);
+    expect(telemetryGlue(inputs)).toEqual([]);
     expect(gzip).toBeLessThanOrEqual(12 * 1024);
   });
 
@@ -22,6 +25,7 @@ describe('what a Worker bundle of verikit carries', () => {
     const { gzip, inputs } = await bundleSize(worker('verikit: hono/tiny + verikitApp, webhook route only'));
     expect(inputs.some((path) => path.includes('node_modules/hono/'))).toBe(true);
     expect(webhookOnly(inputs)).toEqual([]);
+    expect(telemetryGlue(inputs)).toEqual([]);
     expect(gzip).toBeLessThanOrEqual(15 * 1024);
   });
 
@@ -31,8 +35,10 @@ describe('what a Worker bundle of verikit carries', () => {
     // The sub-app's routes move into the host's router when mounted: hono/tiny's router would be a second one.
     expect(inputs.filter((path) => /hono\/dist\/(preset\/|router\/(pattern|linear)-router\/)/.test(path))).toEqual([]);
     expect(webhookOnly(inputs)).toEqual([]);
-    // A guard against growth, at today's size: its budget, 15 KB (issue 23), is not met yet; pnpm bench prints both.
-    expect(gzip).toBeLessThanOrEqual(16.5 * 1024);
+    expect(telemetryGlue(inputs)).toEqual([]);
+    // A guard against growth, at today's size (15.6 KB without the telemetry glue, 16.3 with it): its budget,
+    // 15 KB (issue 23), is not met yet; pnpm bench prints both.
+    expect(gzip).toBeLessThanOrEqual(15.75 * 1024);
   });
 
   it('a Hono Worker with the client and invite routes stays within 40 KB gzip, with zod/mini and no locale', async () => {

@@ -75,8 +75,8 @@ export interface ClientOptions {
   logger?: Logger | false;
   /**
    * OpenTelemetry: a span per call (method, route template, status, attempts, request id; never
-   * the key or a body). Found by itself when `@opentelemetry/api` is installed; pass the API where
-   * it cannot be imported (a bundle), or `false` for none.
+   * the key or a body). Pass `openTelemetry(otel)` from `@verikit/core/otel`, or `false` for none;
+   * on Node it is found by itself when `@opentelemetry/api` is installed (and the raw API is taken too).
    */
   telemetry?: TelemetryOption;
   /**

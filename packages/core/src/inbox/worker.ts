@@ -82,8 +82,8 @@ export interface InboxWorkerOptions<Tx = unknown, LedgerTx = unknown>
    * OpenTelemetry: a span per run of an event (svix id, attempt, outcome, reason), and the metrics:
    * each run's duration and outcome, the attempts an event took, the inbox's depth while the worker
    * runs (and the ledger's, with one). The inbox keeps no headers, so each run starts its own trace.
-   * Found by itself when `@opentelemetry/api` is installed; pass the API where it cannot be
-   * imported, or `false` for none.
+   * Pass `openTelemetry(otel)` from `@verikit/core/otel`, or `false` for none; on Node it is found by
+   * itself when `@opentelemetry/api` is installed (and the raw API is taken too).
    */
   telemetry?: TelemetryOption;
   /** Random source for the backoff jitter, for tests (default `Math.random`). */

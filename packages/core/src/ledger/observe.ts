@@ -54,8 +54,8 @@ export interface LedgerObserverOptions<Tx = unknown> {
   logger?: Logger | false;
   /**
    * OpenTelemetry metrics: reads, changes and missed webhooks, and the ledger's pending
-   * verifications. Found by itself when `@opentelemetry/api` is installed; pass the API where it
-   * cannot be imported, or `false` for none.
+   * verifications. Pass `openTelemetry(otel)` from `@verikit/core/otel`, or `false` for none; on Node
+   * it is found by itself when `@opentelemetry/api` is installed (and the raw API is taken too).
    */
   telemetry?: TelemetryOption;
 }

@@ -1,3 +1,5 @@
+import type { OpenTelemetryInstrumentation } from './seam.js';
+
 /** The part of an OpenTelemetry span verikit calls. */
 export interface OtelSpan {
   isRecording(): boolean;
@@ -68,5 +70,8 @@ export interface OpenTelemetryApi {
   createNoopMeter?(): unknown;
 }
 
-/** The `telemetry` option: the OpenTelemetry API (found by itself when installed), or `false` for none. */
-export type TelemetryOption = OpenTelemetryApi | false | undefined;
+/**
+ * The `telemetry` option: `openTelemetry(otel)` from `@verikit/core/otel`, or `false` for none. On
+ * Node the raw API is taken too, and found by itself when installed; elsewhere only `openTelemetry(otel)` is.
+ */
+export type TelemetryOption = OpenTelemetryInstrumentation | OpenTelemetryApi | false | undefined;

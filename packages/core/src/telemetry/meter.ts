@@ -1,7 +1,6 @@
-import { ConfigurationError } from '../errors.js';
 import { VERSION } from '../version.js';
 import type { OpenTelemetryApi, OtelMeter, TelemetryOption } from './api.js';
-import { importedApi, loadAutoApi, looksLikeApi, TRACER_SCOPE } from './tracing.js';
+import { importedApi, loadAutoApi, TRACER_SCOPE, telemetryApi } from './tracing.js';
 
 /**
  * The meter verikit measures with: the global meter provider's, looked up at every call (an
@@ -43,29 +42,27 @@ const OFF: MeterSource = { meter: () => undefined, ready: true, loaded: settled 
 const auto = providerWatch(importedApi, loadAutoApi);
 const given = new WeakMap<OpenTelemetryApi, MeterSource>();
 
-/**
- * The meter source for a `telemetry` option: the API given, `false` for none, or by default
- * `@opentelemetry/api` imported once (until it has loaded, and where it is missing, nothing is measured).
- */
-export function resolveMeter(option: TelemetryOption): MeterSource {
-  if (option === false) return OFF;
-  if (option === undefined) {
-    void loadAutoApi();
-    return auto;
-  }
-  if (!looksLikeApi(option))
-    throw new ConfigurationError(
-      'telemetry',
-      "telemetry must be the OpenTelemetry API (import * as otel from '@opentelemetry/api') or false",
-    );
-  let source = given.get(option);
+/** The meter source of one API, made once per API. */
+export function apiMeter(api: OpenTelemetryApi): MeterSource {
+  let source = given.get(api);
   if (source === undefined) {
-    source = providerWatch(() => option, settled);
-    given.set(option, source);
+    source = providerWatch(() => api, settled);
+    given.set(api, source);
   }
   return source;
 }
 
+/**
+ * The meter source for a `telemetry` option: the API given, `false` for none, or by default (Node
+ * build) `@opentelemetry/api` imported once (until it has loaded, and where it is missing, nothing is measured).
+ */
+export function resolveMeter(option: TelemetryOption): MeterSource {
+  const api = telemetryApi(option);
+  if (api === false) return OFF;
+  if (api !== undefined) return apiMeter(api);
+  void loadAutoApi();
+  return auto;
+}
 /** What `build` makes of the current meter, made once per meter; `undefined` while nothing records. */
 export function perMeter<T>(source: MeterSource, build: (meter: OtelMeter) => T): () => T | undefined {
   let meter: OtelMeter | undefined;

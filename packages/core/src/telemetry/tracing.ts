@@ -1,6 +1,7 @@
 import { ConfigurationError } from '../errors.js';
 import { type HeaderSource, rawHeader } from '../util/headers.js';
 import type { OpenTelemetryApi, TelemetryOption } from './api.js';
+import { isInstrumentation, type OpenTelemetryInstrumentation, webObserver } from './seam.js';
 
 export type { OpenTelemetryApi, TelemetryOption } from './api.js';
 
@@ -116,22 +117,41 @@ function traced(api: OpenTelemetryApi, scope: string, version: string): Tracing[
   };
 }
 
+// Set at build time (tsup `define`): the Web build finds no API by itself and takes only openTelemetry(api)'s value.
+const WEB_BUILD: boolean = __VERIKIT_WEB_BUILD__;
+
+/**
+ * The API a `telemetry` option names: `false` for none, `undefined` for "look for it" (the Node
+ * build only). The Node build takes the raw API too; the Web build refuses it with the fix.
+ */
+export function telemetryApi(option: TelemetryOption): OpenTelemetryApi | false | undefined {
+  if (WEB_BUILD) return webObserver(option) === undefined ? false : (option as OpenTelemetryInstrumentation).api;
+  if (option === false || option === undefined) return option;
+  if (isInstrumentation(option)) return option.api;
+  if (!looksLikeApi(option)) {
+    throw new ConfigurationError(
+      'telemetry',
+      "telemetry must be the OpenTelemetry API (import * as otel from '@opentelemetry/api'), openTelemetry(otel) or false",
+    );
+  }
+  return option;
+}
+
+/** Spans through `api`. */
+export const apiTracing = (api: OpenTelemetryApi, scope: string, version: string): Tracing => ({
+  enabled: () => true,
+  span: traced(api, scope, version),
+});
+
 /**
  * The tracing a component uses. Given the API, spans go through it; `false` is off; by default
- * `@opentelemetry/api` is imported once (the first call waits for it), and where it is missing
- * work runs straight through at no further cost.
+ * (Node build) `@opentelemetry/api` is imported once (the first call waits for it), and where it is
+ * missing work runs straight through at no further cost.
  */
 export function resolveTracing(option: TelemetryOption, scope: string, version: string): Tracing {
-  if (option === false) return { enabled: () => false, span: (_n, _k, _h, work) => work(undefined) };
-  if (option !== undefined) {
-    if (!looksLikeApi(option)) {
-      throw new ConfigurationError(
-        'telemetry',
-        "telemetry must be the OpenTelemetry API (import * as otel from '@opentelemetry/api') or false",
-      );
-    }
-    return { enabled: () => true, span: traced(option, scope, version) };
-  }
+  const api = telemetryApi(option);
+  if (api === false) return { enabled: () => false, span: (_n, _k, _h, work) => work(undefined) };
+  if (api !== undefined) return apiTracing(api, scope, version);
   // Looked for now, so that by the first request the answer is usually known.
   void loadAutoApi();
   let withApi: Tracing['span'] | undefined;

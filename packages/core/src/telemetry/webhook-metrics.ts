@@ -1,7 +1,7 @@
-import type { AdapterInfo, VerikitRoutes, VerikitRoutesOptions } from '../routes.js';
-import { REPEATED, type WebhookHandler, type WebhookHandlerOptions, type WebhookResponse } from '../webhook/handler.js';
+import { REPEATED, type WebhookResponse } from '../webhook/handler.js';
 import type { OtelMeter } from './api.js';
-import { type MeterSource, perMeter, resolveMeter } from './meter.js';
+import { type MeterSource, perMeter } from './meter.js';
+import type { AnswerMeasure } from './seam.js';
 
 /** Buckets for a webhook answer, in seconds: the OpenTelemetry HTTP server advice (Svix waits 15 s). */
 const ANSWER_SECONDS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
@@ -40,47 +40,24 @@ function answerRecorder(meter: OtelMeter): RecordAnswer {
   };
 }
 
-// The Node build measures its webhook functions where the caller meets them: every answer of a
-// handler, and of a route's `receive` (once, its handler's answers among them, from the request to
-// the answer). The Web build leaves this out, so a webhook-only Worker stays within its size budget.
-
-/** `create`'s handlers, their answers counted and timed. */
-export function measuredHandlers(
-  create: (options: WebhookHandlerOptions) => WebhookHandler,
-): (options: WebhookHandlerOptions) => WebhookHandler {
-  return (options) => measured(create(options), resolveMeter(options.telemetry));
-}
-
-/** `create`'s routes, the webhook route's answers counted and timed at `receive`. */
-export function measuredRoutes(
-  create: <Req>(options: VerikitRoutesOptions<Req>, adapter?: AdapterInfo) => VerikitRoutes<Req>,
-): <Req>(options: VerikitRoutesOptions<Req>, adapter?: AdapterInfo) => VerikitRoutes<Req> {
-  return (options, adapter) => {
-    const routes = create(options, adapter);
-    const route = routes.webhook;
-    if (route === undefined) return routes;
-    return { ...routes, webhook: { ...route, receive: measured(route.receive, resolveMeter(options.webhook?.telemetry)) } };
-  };
-}
-
 /**
- * `answer`, each of its answers counted by outcome (a repeat's 204 is `duplicate`) and reason, and
- * timed, while a meter records. While nothing records, one identity check per request.
+ * Wraps answering functions so that each answer is counted by outcome (a repeat's 204 is
+ * `duplicate`) and reason, and timed, while a meter records. While nothing records, one identity
+ * check per request.
  */
-function measured<Input>(
-  answer: (input: Input) => Promise<WebhookResponse>,
-  source: MeterSource,
-): (input: Input) => Promise<WebhookResponse> {
+export function measureAnswers(source: MeterSource): AnswerMeasure {
   const recorder = perMeter(source, answerRecorder);
-  const metered = (input: Input): Promise<WebhookResponse> => {
-    const record = recorder();
-    // The first deliveries of a process may come while the API is still being imported: they wait for it, as their spans do.
-    if (record === undefined) return source.ready ? answer(input) : source.loaded().then(() => metered(input));
-    const started = performance.now();
-    return answer(input).then((response) => {
-      record(response, performance.now() - started);
-      return response;
-    });
+  return <Input>(answer: (input: Input) => Promise<WebhookResponse>) => {
+    const metered = (input: Input): Promise<WebhookResponse> => {
+      const record = recorder();
+      // The first deliveries of a process may come while the API is still being imported: they wait for it, as their spans do.
+      if (record === undefined) return source.ready ? answer(input) : source.loaded().then(() => metered(input));
+      const started = performance.now();
+      return answer(input).then((response) => {
+        record(response, performance.now() - started);
+        return response;
+      });
+    };
+    return metered;
   };
-  return metered;
 }

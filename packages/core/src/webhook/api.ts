@@ -1,4 +1,6 @@
 import { type AdapterInfo, createRoutesWith, type VerikitRoutes, type VerikitRoutesOptions } from '../routes.js';
+import type { TelemetryOption } from '../telemetry/api.js';
+import type { WebhookObserver } from '../telemetry/seam.js';
 import type { DeadlinesFactory } from '../util/deadlines.js';
 import { type FetchWebhookHandler, type FetchWebhookOptions, fetchWebhookHandlerWith } from './fetch-handler.js';
 import { createHandlerWith, type WebhookHandler, type WebhookHandlerOptions } from './handler.js';
@@ -22,10 +24,12 @@ export interface VerifyWebhookInput extends Omit<WebhookVerifierOptions, 'secret
   body: WebhookBody;
 }
 
-/** What the webhook functions are bound to in each build: its HMAC engine and its deadlines. */
+/** What the webhook functions are bound to in each build: its HMAC engine, its deadlines, and how it reads the `telemetry` option. */
 export interface WebhookPlatform<Key> {
   engine: HmacEngine<Key>;
   makeDeadlines: DeadlinesFactory;
+  /** How deliveries are traced and answers measured for a `telemetry` option; `undefined` when they are not. */
+  observe: (telemetry: TelemetryOption) => WebhookObserver | undefined;
 }
 
 // One binder per public function, not one object holding them all: each build binds them one export
@@ -43,18 +47,30 @@ export const verifyWebhookOn =
   (input: VerifyWebhookInput): Promise<VerifiedDelivery> =>
     createVerifierWith(input, platform.engine).verify(input.headers, input.body);
 
-/** `createWebhookHandler` on a platform. */
-export const webhookHandlerOn =
-  <Key>({ engine, makeDeadlines }: WebhookPlatform<Key>) =>
-  (options: WebhookHandlerOptions): WebhookHandler =>
-    createHandlerWith(options, (o, secretOption) => createDeliveryCheck(o, engine, secretOption), makeDeadlines);
+/** The handler over the platform's HMAC engine and deadlines, its deliveries traced by `observer`. */
+const handlerOn = <Key>(platform: WebhookPlatform<Key>, options: WebhookHandlerOptions, observer: WebhookObserver | undefined) =>
+  createHandlerWith(options, (o, secretOption) => createDeliveryCheck(o, platform.engine, secretOption), platform.makeDeadlines, observer);
 
-/** `createVerikitRoutes` on a platform. */
-export const verikitRoutesOn = <Key>(platform: WebhookPlatform<Key>) => {
-  const makeHandler = webhookHandlerOn(platform);
-  return <Req>(options: VerikitRoutesOptions<Req>, adapter?: AdapterInfo): VerikitRoutes<Req> =>
-    createRoutesWith(options, makeHandler, platform.makeDeadlines, adapter);
-};
+/** `createWebhookHandler` on a platform: its answers measured. */
+export const webhookHandlerOn =
+  <Key>(platform: WebhookPlatform<Key>) =>
+  (options: WebhookHandlerOptions): WebhookHandler => {
+    const observer = platform.observe(options?.telemetry);
+    const handler = handlerOn(platform, options, observer);
+    return observer === undefined ? handler : observer.measure(handler);
+  };
+
+/** `createVerikitRoutes` on a platform: the webhook route's answers measured at `receive` (from the request on), once each. */
+export const verikitRoutesOn =
+  <Key>(platform: WebhookPlatform<Key>) =>
+  <Req>(options: VerikitRoutesOptions<Req>, adapter?: AdapterInfo): VerikitRoutes<Req> => {
+    const observer = platform.observe(options?.webhook?.telemetry);
+    const routes = createRoutesWith(options, (o) => handlerOn(platform, o, observer), platform.makeDeadlines, adapter);
+    const route = routes.webhook;
+    return route === undefined || observer === undefined
+      ? routes
+      : { ...routes, webhook: { ...route, receive: observer.measure(route.receive) } };
+  };
 
 /** `createFetchWebhookHandler` on a platform. */
 export const fetchWebhookHandlerOn = <Key>(platform: WebhookPlatform<Key>) => {

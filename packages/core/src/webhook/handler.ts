@@ -4,12 +4,12 @@ import type { Inbox } from '../inbox/inbox.js';
 import type { KybCaseDetails } from '../schemas/kyb.js';
 import type { KycResult } from '../schemas/kyc.js';
 import { type ClaimResult, type IdempotencyStore, type Lease, LeaseLostError, type LeaseOutcome } from '../store/store.js';
-import { resolveTracing, type SpanAttributes, type SpanRecorder, type TelemetryOption, TRACER_SCOPE } from '../telemetry/tracing.js';
+import type { WebhookObserver } from '../telemetry/seam.js';
+import type { SpanRecorder, TelemetryOption } from '../telemetry/tracing.js';
 import { type DeadlinesFactory, type Outcome, raceDeadline } from '../util/deadlines.js';
 import { isPost } from '../util/headers.js';
 import { keepLeaseWhile } from '../util/keep-lease.js';
 import { failureLevel, type Logger, resolveLogger } from '../util/logger.js';
-import { VERSION } from '../version.js';
 import { DeliveryContext } from './context.js';
 import { WebhookVerificationError } from './errors.js';
 import { defaultIdentify, type EventSubject, type IdentifyEvent } from './identify.js';
@@ -69,9 +69,9 @@ export interface WebhookHandlerBaseOptions {
   logger?: Logger | false;
   /**
    * OpenTelemetry: a span per delivery (svix id, outcome, reason), the child of its `traceparent`
-   * header when there is one, and on Node the delivery metrics (`verikit.webhook.deliveries`,
-   * `verikit.webhook.duration`). Found by itself when `@opentelemetry/api` is installed; pass the API
-   * where it cannot be imported (a bundle), or `false` for none.
+   * header when there is one, and the delivery metrics (`verikit.webhook.deliveries`,
+   * `verikit.webhook.duration`). Pass `openTelemetry(otel)` from `@verikit/core/otel`, or `false`
+   * for none. On Node it is found by itself when `@opentelemetry/api` is installed (and the raw API is taken too).
    */
   telemetry?: TelemetryOption;
 }
@@ -159,11 +159,12 @@ export const REPEATED: WebhookResponse = { status: 204, headers: { 'cache-contro
 
 const COMPLETE_ATTEMPTS = 6;
 
-/** Builds the handler over a delivery-check factory (the platform's node:crypto or WebCrypto one). */
+/** Builds the handler over a delivery-check factory (the platform's node:crypto or WebCrypto one), its deliveries traced by `observer` when there is one. */
 export function createHandlerWith(
   options: WebhookHandlerOptions,
   makeCheck: (o: WebhookVerifierOptions, secretOption: string) => DeliveryCheck,
   makeDeadlines: DeadlinesFactory,
+  observer: WebhookObserver | undefined,
 ): WebhookHandler {
   if (options === null || typeof options !== 'object')
     throw new ConfigurationError('options', 'createWebhookHandler needs an options object');
@@ -211,7 +212,6 @@ export function createHandlerWith(
     return answer;
   };
   const deadlines = makeDeadlines(deadlineMs);
-  const tracing = resolveTracing(options.telemetry, TRACER_SCOPE, VERSION);
 
   /** Tells `onError` when an owner's call found the lease no longer theirs (the store changed nothing). */
   const noteStale = (outcome: LeaseOutcome, lease: Lease, stage: WebhookErrorStage, action: 'complete' | 'release' | 'extend') => {
@@ -346,30 +346,7 @@ export function createHandlerWith(
     request.waitUntil?.(settled);
     return reply(503, 'handler_timeout', {}, retryAfter);
   };
-  const traced: WebhookHandler = (request) =>
-    tracing.span('verikit webhook', 'server', request?.headers, (span) =>
-      span === undefined
-        ? handle(request, undefined)
-        : handle(request, span).then((response) => {
-            const outcome = deliveryOutcome(response);
-            span.set(outcome);
-            // A refusal is the sender's mistake; a 5xx is ours and the sender will retry.
-            if (response.status >= 500) span.fail(undefined, outcome['verikit.reason'] as string);
-            return response;
-          }),
-    );
-  return (request) => (tracing.enabled() ? traced(request) : handle(request, undefined));
-}
-
-/** A delivery's outcome for its span: handled (unless already said), refused (4xx) or failed (5xx), with the answer's code. */
-function deliveryOutcome(response: WebhookResponse): SpanAttributes {
-  if (response.status < 300) return { 'http.response.status_code': response.status };
-  const { error } = JSON.parse(response.body) as { error?: string };
-  return {
-    'http.response.status_code': response.status,
-    'verikit.outcome': response.status < 500 ? 'refused' : 'failed',
-    'verikit.reason': error,
-  };
+  return observer === undefined ? (request) => handle(request, undefined) : observer.trace(handle);
 }
 
 const isThenable = (value: unknown): value is PromiseLike<unknown> =>
