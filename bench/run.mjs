@@ -1,7 +1,7 @@
 // `pnpm bench`: every benchmark in one run. Figures, not pass/fail: the quality bars are read off this output.
 // Flags: --quick (shorter runs), --verbose (print every round; sizes: verikit's files in each budgeted Worker), --only=sizes|cold|verify|client|adapters|inbox|inbox-admin|redis|redis-admin|ledger (one benchmark),
 // --control (adapters: bare route vs bare route, the method's own spread),
-// --frameworks=express,fastify,hono and --rounds=N (adapters: which frameworks, how many rounds),
+// --frameworks=express,fastify,hono and --rounds=N (adapters and the inbox and redis accept routes: which frameworks, how many rounds),
 // --json=<file> or --json <file> (also write every reported figure to a JSON file, to compare runs).
 import { benchAdapters } from './adapters.mjs';
 import { benchClient } from './client.mjs';
@@ -25,6 +25,8 @@ const only = flagValue('only');
 const jsonFlag = process.argv.indexOf('--json');
 const jsonFile = flagValue('json') ?? (jsonFlag > 0 ? process.argv[jsonFlag + 1] : undefined);
 if (jsonFlag > 0 && (jsonFile === undefined || jsonFile.startsWith('--'))) throw new Error('--json needs a file: --json=<file>');
+/** What --frameworks and --rounds choose, for every benchmark built on the adapters' method. */
+const acceptChoices = { ...(frameworks ? { frameworks } : {}), ...(rounds ? { rounds } : {}) };
 const selected = (name) => only === undefined || only === name;
 if (selected('sizes')) await benchSizes({ verbose });
 if (selected('cold')) await benchCold({ verbose, ...(quick ? { rounds: 5 } : {}) });
@@ -33,22 +35,21 @@ if (selected('client')) await benchClient({ verbose, ...(quick ? { durationMs: 4
 if (selected('adapters')) {
   await benchAdapters({
     verbose,
-    ...(frameworks ? { frameworks } : {}),
     ...(control ? { control, handlerKinds: ['sync'] } : {}),
     ...(quick ? { durationSeconds: 1, rounds: 1, warmupRounds: 2, warmupSeconds: 1 } : {}),
-    ...(rounds ? { rounds } : {}),
+    ...acceptChoices,
   });
 }
 if (selected('inbox')) {
   await benchInbox({
-    accept: { verbose, ...(quick ? { durationSeconds: 1, rounds: 1, warmupSeconds: 1 } : {}) },
+    accept: { verbose, ...(quick ? { durationSeconds: 1, rounds: 1, warmupSeconds: 1 } : {}), ...acceptChoices },
     ...(quick ? { events: 2_000, rounds: 1, seconds: 4 } : {}),
   });
 }
 if (selected('inbox-admin')) await benchInboxAdmin(quick ? { rows: 20_000, kept: 2_000, rounds: 1 } : {});
 if (selected('redis')) {
   await benchRedis({
-    accept: { verbose, ...(quick ? { durationSeconds: 1, rounds: 1, warmupSeconds: 1 } : {}) },
+    accept: { verbose, ...(quick ? { durationSeconds: 1, rounds: 1, warmupSeconds: 1 } : {}), ...acceptChoices },
     ...(quick ? { events: 40_000, windows: 1, warmupSeconds: 1 } : {}),
   });
 }
