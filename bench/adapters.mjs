@@ -4,11 +4,11 @@
 //
 // Each round loads three processes at once, sharing one CPU core while autocannon drives them
 // from another: two identical host apps, one serving verikit's route and the other the bare route
-// (they swap every round, so any difference between them cancels out), and a minimal app of the
-// same framework serving only the bare route. The minimal app is the check on the baseline: the
-// host's bare route must cost within 20% of it, so a slow host cannot hide verikit's cost again
-// (a host that loaded every framework and driver, and a warm-up too short for Hono on Node, once
-// made both of its routes slow and their ratio look fine).
+// (rounds come in pairs, one with verikit on each host, so a difference between the hosts
+// cancels), and a minimal app of the same framework serving only the bare route. The minimal app
+// is the check on the baseline: the host's bare route must cost within 20% of it, so a slow host
+// cannot hide verikit's cost again (a host that loaded every framework and driver, and a warm-up
+// too short for Hono on Node, once made both of its routes slow and their ratio look fine).
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { once } from 'node:events';
@@ -131,11 +131,14 @@ async function benchFramework(
     }
     const results = [];
     let starved = 0;
-    for (let r = 0; r < rounds; r++) {
-      const result = await round(servers, r % 2 === 1, durationSeconds, expectedRate, control);
+    // Whole pairs: each pair serves verikit once from either host, and the pairs alternate which goes first.
+    const total = 2 * Math.ceil(rounds / 2);
+    for (let r = 0; r < total; r++) {
+      const swap = (r % 2 === 1) !== (Math.floor(r / 2) % 2 === 1);
+      const result = await round(servers, swap, durationSeconds, expectedRate, control);
       if (Math.min(result.verikit.rate, result.bare.rate, result.minimal.rate) * durationSeconds < MIN_REQUESTS_PER_ROUND) {
         // Another job had the machine: too few requests to say anything. Run the round again, within reason.
-        if (++starved > rounds)
+        if (++starved > total)
           throw new Error(
             `${framework}: the machine was too busy to serve ${MIN_REQUESTS_PER_ROUND} requests per route in ${starved} rounds`,
           );
@@ -149,8 +152,9 @@ async function benchFramework(
       results.push(result);
       if (verbose) {
         console.log(
-          `    ${framework} round ${r + 1}: CPU/req verikit ${result.verikit.cpuPerRequest.toFixed(1)} µs, bare ${result.bare.cpuPerRequest.toFixed(1)} µs, minimal app ${result.minimal.cpuPerRequest.toFixed(1)} µs; ratio ${result.ratio.toFixed(3)}, bare/minimal ${result.baseline.toFixed(3)}`,
+          `    ${framework} round ${r + 1} (verikit on host ${swap ? 2 : 1}): CPU/req verikit ${result.verikit.cpuPerRequest.toFixed(1)} µs, bare ${result.bare.cpuPerRequest.toFixed(1)} µs, minimal app ${result.minimal.cpuPerRequest.toFixed(1)} µs; ratio ${result.ratio.toFixed(3)}, bare/minimal ${result.baseline.toFixed(3)}`,
         );
+        if (r % 2 === 1) console.log(`    ${framework} pair ${(r + 1) / 2}: ratio ${pairRatios(results).at(-1).toFixed(3)}`);
       }
     }
     return results;
@@ -161,12 +165,27 @@ async function benchFramework(
 
 const spread = (list) => [Math.min(...list), Math.max(...list)];
 
-/** A framework's figure over its rounds (as `benchAdapters` answers them): bare route's CPU per request over verikit's. */
-export const ratioOf = (rounds) => median(rounds.map((r) => r.ratio));
+/**
+ * Each pair's ratio: the geometric mean of its two rounds', one with verikit on either host. The two
+ * host processes, identical as they are, differ by a few percent in CPU per request (`--control`
+ * showed bare/bare alternating about 0.95 and 1.04 as the routes swapped): over a pair that
+ * difference cancels, where a median of single rounds leant towards whichever host had more rounds.
+ */
+const pairRatios = (rounds) =>
+  Array.from({ length: rounds.length / 2 }, (_, p) => Math.sqrt(rounds[2 * p].ratio * rounds[2 * p + 1].ratio));
+
+/**
+ * A framework's figure over its rounds (as `benchAdapters` answers them, in pairs): the geometric
+ * mean of the per-pair ratios, each the bare route's CPU per request over verikit's.
+ */
+export const ratioOf = (rounds) => {
+  const pairs = pairRatios(rounds);
+  return Math.exp(pairs.reduce((sum, ratio) => sum + Math.log(ratio), 0) / pairs.length);
+};
 
 /** Reports one framework's figures: the ratio and the baseline check beside their bars, then the costs. */
 function reportFramework(prefix, framework, results, control) {
-  const ratios = results.map((r) => r.ratio);
+  const ratios = pairRatios(results);
   const baselines = results.map((r) => r.baseline);
   const cpu = (side) => median(results.map((r) => r[side].cpuPerRequest));
   const rate = (side) => median(results.map((r) => r[side].rate));
@@ -210,7 +229,8 @@ function reportFramework(prefix, framework, results, control) {
 
 /**
  * Runs the adapter benchmark for Express, Fastify and Hono, with a sync and an async no-op `onEvent`;
- * answers each framework's rounds (CPU per request and rate of each route, ratio, bare/minimal).
+ * answers each framework's rounds, in pairs (CPU per request and rate of each route, ratio, bare/minimal);
+ * `rounds` is rounded up to whole pairs.
  * `control` loads the bare route in place of verikit's: the method's own spread (a ratio near 1).
  * Kind `inbox` (with `serverArgs` [database URL, schema]) compares the route storing into a
  * PostgreSQL inbox with a bare route that inserts on the same pool; kind `redis-inbox` (with
@@ -218,7 +238,7 @@ function reportFramework(prefix, framework, results, control) {
  */
 export async function benchAdapters({
   durationSeconds = 3,
-  rounds = 7,
+  rounds = 8,
   warmupRounds = 4,
   warmupSeconds = 2,
   verbose = false,
@@ -233,7 +253,7 @@ export async function benchAdapters({
     ? `three processes sharing CPU ${pin.serverCore} (two identical host apps, one serving each route, and a minimal app of the framework serving only the bare route), autocannon on CPU ${pin.loadCores}`
     : 'three processes, unpinned (no taskset here)';
   console.log(
-    `adapters: webhook route, verikit vs the framework's bare hand-verified route (HMAC + compare + JSON.parse + dedupe), by the server's CPU time per request; served at once by ${placement}; ${CONNECTIONS_PER_ROUTE} connections per route, a unique pre-signed delivery per request, ${warmupRounds} warm-up rounds of ${warmupSeconds} s, median of ${rounds} rounds of ${durationSeconds} s, the host routes swapping processes each round:`,
+    `adapters: webhook route, verikit vs the framework's bare hand-verified route (HMAC + compare + JSON.parse + dedupe), by the server's CPU time per request; served at once by ${placement}; ${CONNECTIONS_PER_ROUTE} connections per route, a unique pre-signed delivery per request, ${warmupRounds} warm-up rounds of ${warmupSeconds} s, ${Math.ceil(rounds / 2)} pairs of rounds of ${durationSeconds} s (in a pair, verikit's route on either host; the figure the geometric mean of the per-pair ratios):`,
   );
   const results = {};
   try {
