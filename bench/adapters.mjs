@@ -96,11 +96,13 @@ async function load(server, path, durationSeconds, nextHeaders) {
 async function round({ hosts, minimal }, swap, durationSeconds, expectedRate, control) {
   const [forVerikit, forBare] = swap ? [hosts[1], hosts[0]] : hosts;
   const poolSize = Math.ceil(expectedRate * durationSeconds * 1.5);
-  const [verikit, bare, alone] = await Promise.all([
-    load(forVerikit, control ? ROUTES.bare : ROUTES.verikit, durationSeconds, deliveryPool(poolSize)),
-    load(forBare, ROUTES.bare, durationSeconds, deliveryPool(poolSize)),
-    load(minimal, ROUTES.bare, durationSeconds, deliveryPool(poolSize)),
-  ]);
+  const loadVerikit = () => load(forVerikit, control ? ROUTES.bare : ROUTES.verikit, durationSeconds, deliveryPool(poolSize));
+  const loadBare = () => load(forBare, ROUTES.bare, durationSeconds, deliveryPool(poolSize));
+  // The load that starts first changes as the hosts swap, so a pair evens out the start order too.
+  const first = swap ? loadBare() : loadVerikit();
+  const second = swap ? loadVerikit() : loadBare();
+  const [one, other, alone] = await Promise.all([first, second, load(minimal, ROUTES.bare, durationSeconds, deliveryPool(poolSize))]);
+  const [verikit, bare] = swap ? [other, one] : [one, other];
   // CPU per request: the bare route's over verikit's is verikit's speed relative to the bare route.
   return {
     verikit,
