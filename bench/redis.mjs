@@ -74,7 +74,7 @@ async function drainTogether({ events, concurrency, warmupSeconds, windowSeconds
 
 /** Runs the Redis inbox benchmarks and prints their figures. */
 export async function benchRedis({
-  events = 100_000,
+  events = 250_000,
   concurrency = 8,
   windows = 5,
   windowSeconds = 2,
