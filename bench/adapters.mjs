@@ -255,7 +255,7 @@ export async function benchAdapters({
     ? `three processes sharing CPU ${pin.serverCore} (two identical host apps, one serving each route, and a minimal app of the framework serving only the bare route), autocannon on CPU ${pin.loadCores}`
     : 'three processes, unpinned (no taskset here)';
   console.log(
-    `adapters: webhook route, verikit vs the framework's bare hand-verified route (HMAC + compare + JSON.parse + dedupe), by the server's CPU time per request; served at once by ${placement}; ${CONNECTIONS_PER_ROUTE} connections per route, a unique pre-signed delivery per request, ${warmupRounds} warm-up rounds of ${warmupSeconds} s, ${Math.ceil(rounds / 2)} pairs of rounds of ${durationSeconds} s (in a pair, verikit's route on either host; the figure the geometric mean of the per-pair ratios):`,
+    `adapters: webhook route, verikit vs the framework's bare hand-verified route (HMAC + compare + JSON.parse + dedupe, calling the same no-op onEvent), by the server's CPU time per request; served at once by ${placement}; ${CONNECTIONS_PER_ROUTE} connections per route, a unique pre-signed delivery per request, ${warmupRounds} warm-up rounds of ${warmupSeconds} s, ${Math.ceil(rounds / 2)} pairs of rounds of ${durationSeconds} s (in a pair, verikit's route on either host; the figure the geometric mean of the per-pair ratios):`,
   );
   const results = {};
   try {
