@@ -180,10 +180,17 @@ const pairRatios = (rounds) =>
  * A framework's figure over its rounds (as `benchAdapters` answers them, in pairs): the geometric
  * mean of the per-pair ratios, each the bare route's CPU per request over verikit's.
  */
-export const ratioOf = (rounds) => {
+const ratioOf = (rounds) => {
   const pairs = pairRatios(rounds);
   return Math.exp(pairs.reduce((sum, ratio) => sum + Math.log(ratio), 0) / pairs.length);
 };
+
+/** Prints an inbox accept benchmark's summary, a line per framework: the figure its bar is set on. */
+export function printAcceptSummary(engine, accepted) {
+  for (const [key, results] of Object.entries(accepted)) {
+    console.log(`inbox accept ${engine} ${key.split('/')[0]}: ${ratioOf(results).toFixed(3)}x CPU (bar >= 0.95x)`);
+  }
+}
 
 /** Reports one framework's figures: the ratio and the baseline check beside their bars, then the costs. */
 function reportFramework(prefix, framework, results, control) {

@@ -8,7 +8,7 @@ import { createPostgresInbox } from '@verikit/postgres';
 import { signWebhook } from '@verikit/testing';
 import { Logger, makeWorkerUtils, run } from 'graphile-worker';
 import pg from 'pg';
-import { benchAdapters, ratioOf } from './adapters.mjs';
+import { benchAdapters, printAcceptSummary } from './adapters.mjs';
 import { fmt } from './lib.mjs';
 
 const URL = process.env.VERIKIT_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -139,10 +139,7 @@ async function acceptRoute(options) {
 /** Runs the inbox benchmarks and prints their figures. */
 export async function benchInbox({ events = 5_000, concurrency = 8, rounds = 5, rate = 500, seconds = 10, accept = {} } = {}) {
   const accepted = await acceptRoute(accept);
-  for (const [key, results] of Object.entries(accepted)) {
-    // The bare route's CPU per request over verikit's, median over rounds: the figure the bar is set on.
-    console.log(`inbox accept postgres ${key.split('/')[0]}: ${ratioOf(results).toFixed(3)}x CPU (bar >= 0.95x)`);
-  }
+  printAcceptSummary('postgres', accepted);
   console.log(
     `inbox (PostgreSQL at ${new globalThis.URL(URL).host}): worker drain of ${fmt(events)} no-op events, concurrency ${concurrency}, vs graphile-worker, median of ${rounds} alternating rounds:`,
   );

@@ -7,7 +7,7 @@ import { createInboxWorker } from '@verikit/core';
 import { createRedisInbox } from '@verikit/redis';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
-import { benchAdapters, ratioOf } from './adapters.mjs';
+import { benchAdapters, printAcceptSummary } from './adapters.mjs';
 import { fmt, median, rateWindows } from './lib.mjs';
 
 const URL = process.env.VERIKIT_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -84,10 +84,7 @@ export async function benchRedis({
   const namespace = `verikit-bench-accept-${Date.now().toString(36)}`;
   try {
     const accepted = await benchAdapters({ handlerKinds: ['redis-inbox'], serverArgs: [URL, namespace], ...accept });
-    for (const [key, results] of Object.entries(accepted)) {
-      // The bare route's CPU per request over verikit's, median over rounds: the figure the bar is set on.
-      console.log(`inbox accept redis ${key.split('/')[0]}: ${ratioOf(results).toFixed(3)}x CPU (bar >= 0.95x)`);
-    }
+    printAcceptSummary('redis', accepted);
   } finally {
     const redis = new Redis(URL);
     await cleanup(redis, `{${namespace}`);
