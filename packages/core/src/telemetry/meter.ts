@@ -63,6 +63,7 @@ export function resolveMeter(option: TelemetryOption): MeterSource {
   void loadAutoApi();
   return auto;
 }
+
 /** What `build` makes of the current meter, made once per meter; `undefined` while nothing records. */
 export function perMeter<T>(source: MeterSource, build: (meter: OtelMeter) => T): () => T | undefined {
   let meter: OtelMeter | undefined;
