@@ -10,6 +10,7 @@ import type {
   InboxStats,
   LeaseOutcome,
 } from '@verikit/core';
+import { createAcceptBatcher } from './accept-batch.js';
 import { type Bound, ownersCall, runBounded } from './bounded.js';
 import {
   msFromNow,
@@ -55,7 +56,7 @@ class LeaseGone extends Error {}
 
 /**
  * The spec's "store and enqueue once" on PostgreSQL (or PGlite): one table keyed by `svix-id`. A
- * delivery is stored and queued by one INSERT (a repeat is a no-op); workers lease due events with
+ * delivery is stored and queued by one INSERT (a repeat is a no-op; deliveries of one turn share it); workers lease due events with
  * `FOR UPDATE SKIP LOCKED`, are woken by `LISTEN/NOTIFY` (polling as the fallback), and mark an
  * event done in the same transaction as `onEvent`'s own writes through `ctx.sql`.
  * @example
@@ -78,8 +79,7 @@ export function createPostgresInbox(options: PostgresInboxOptions): PostgresInbo
   const table = `${schema}.verikit_inbox`;
   const channel = `vk_inbox_${schemaName}`.slice(0, 63);
 
-  // Not a prepared statement: planning a one-row INSERT costs the server less than pg's handling of a named query costs the route.
-  const acceptSql = `INSERT INTO ${table} (id, payload, svix_timestamp) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING`;
+  const store = createAcceptBatcher({ bound, table });
   const leaseSql = statement(`UPDATE ${table} SET owner = $1, leased_until = ${msFromNow('$3')}, attempts = attempts + 1
 WHERE id IN (
   SELECT id FROM ${table}
@@ -159,9 +159,7 @@ FROM pending`);
       pruner.start();
       // Without encryption the body is stored as it came: no await, no copy on the route's path.
       const payload = sealer === undefined ? delivery.body : await sealer.seal(delivery.body, delivery.id);
-      const result = await runBounded(bound, 'the accept', (q) => q.query(acceptSql, [delivery.id, payload, delivery.timestamp]));
-      // pg counts the rows written in rowCount, PGlite in affectedRows: 0 when the id was there already.
-      if ((result.rowCount ?? result.affectedRows) === 0) return 'duplicate';
+      if ((await store({ id: delivery.id, payload, timestamp: delivery.timestamp })) === 'duplicate') return 'duplicate';
       // Committed: wake this process's workers now, and every instance's through NOTIFY.
       wake();
       notifier.notify();

@@ -85,6 +85,37 @@ function inboxSuite(name: string, open: () => Promise<{ db: Queryable; close(): 
       expect(event?.receivedAt).toEqual(rows[0]?.received_at);
     });
 
+    it('accepts in one turn share one INSERT: each answered once committed, a repeat in the turn a duplicate, 150 in three statements', async () => {
+      const { inbox, schema } = await fresh();
+      const visible = async (id: string) => (await db.query(`SELECT 1 FROM ${schema}.verikit_inbox WHERE id = $1`, [id])).rows.length === 1;
+      const ids = Array.from({ length: 150 }, (_, i) => `msg_turn_${i}`);
+      // All called in one turn, msg_turn_0 three times: once accepted, twice a duplicate, and each seen stored when answered.
+      const answers = await Promise.all(
+        [...ids, 'msg_turn_0', 'msg_turn_0'].map((id) =>
+          inbox.accept({ id, timestamp: 1, body: `{"n":"${id}"}` }).then(async (result) => ({ id, result, stored: await visible(id) })),
+        ),
+      );
+      expect(answers.filter((a) => a.result === 'accepted').map((a) => a.id)).toEqual(ids);
+      expect(answers.slice(150).map((a) => a.result)).toEqual(['duplicate', 'duplicate']);
+      expect(answers.every((a) => a.stored)).toBe(true);
+      // Rows of one statement share its transaction id: 64 rows a statement at most.
+      const { rows } = await db.query(`SELECT count(DISTINCT xmin::text)::int AS statements FROM ${schema}.verikit_inbox`);
+      expect(rows[0]?.statements).toBe(3);
+      // The next turn's repeat finds the committed row.
+      expect(await inbox.accept({ id: 'msg_turn_7', timestamp: 1, body: '{}' })).toBe('duplicate');
+    });
+
+    it('an INSERT that fails fails every accept in it, and none is answered as stored', async () => {
+      const { inbox, schema } = await fresh();
+      await db.query(`ALTER TABLE ${schema}.verikit_inbox RENAME TO moved`);
+      const outcomes = await Promise.allSettled(['a', 'b', 'c'].map((id) => inbox.accept({ id, timestamp: 1, body: '{}' })));
+      await db.query(`ALTER TABLE ${schema}.moved RENAME TO verikit_inbox`);
+      expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected', 'rejected']);
+      expect(String((outcomes[0] as PromiseRejectedResult).reason)).toMatch(/verikit_inbox/);
+      expect((await db.query(`SELECT id FROM ${schema}.verikit_inbox`)).rows).toEqual([]);
+      expect(await Promise.all(['a', 'b'].map((id) => inbox.accept({ id, timestamp: 1, body: '{}' })))).toEqual(['accepted', 'accepted']);
+    });
+
     it('an inbox that fails -> 503, told to onError, and no 2xx', async () => {
       const errors: string[] = [];
       const handler = createWebhookHandler({
