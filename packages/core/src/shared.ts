@@ -179,6 +179,7 @@ export type { OpenTelemetryApi, TelemetryOption } from './telemetry/tracing.js';
 export { consoleLogger, describeError, type LogFields, type Logger, resolveLogger } from './util/logger.js';
 export type { NodeRequestLike } from './util/node-request.js';
 export type { BodyStream, NodeReadableLike } from './util/read-body.js';
+export { batchByTurn, type TurnBatchOptions } from './util/turn-batch.js';
 export { VERSION } from './version.js';
 export { type WebhookFailureReason, WebhookVerificationError } from './webhook/errors.js';
 export type {

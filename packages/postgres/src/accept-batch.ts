@@ -1,4 +1,4 @@
-import type { AcceptResult } from '@verikit/core';
+import { type AcceptResult, batchByTurn } from '@verikit/core';
 import { type Bound, runBounded } from './bounded.js';
 
 /** One delivery to store: its `svix-id`, the body as stored (sealed when encryption is on), its `svix-timestamp`. */
@@ -11,30 +11,13 @@ export interface AcceptRow {
 /** Most rows one INSERT carries, so a statement stays small (3 parameters a row; PostgreSQL allows 65 535). */
 const MAX_ROWS = 64;
 
-/** One caller's promise, to settle. */
-interface Waiter {
-  resolve: (result: AcceptResult) => void;
-  reject: (error: unknown) => void;
-}
-
-/** A row waiting for its statement, its caller, and repeats of its id in the same turn (told `duplicate` once it is stored). */
-interface Waiting {
-  row: AcceptRow;
-  first: Waiter;
-  repeats: Waiter[];
-}
-
-/** The next turn of the event loop, after the I/O of this one: where Node, Bun and Deno have it, `setImmediate`. */
-const nextTurn: (run: () => void) => void =
-  typeof globalThis.setImmediate === 'function' ? (run) => globalThis.setImmediate(run) : (run) => setTimeout(run, 0);
-
 /**
- * Stores deliveries as the webhook route accepts them: those that arrive in one turn of the event
- * loop (under load, every request read in one poll) go to the database as one multi-row INSERT ...
- * ON CONFLICT DO NOTHING, one round trip and one commit for all of them. Each caller is answered once
- * that statement has committed, `accepted` for a row it wrote and `duplicate` for an id already
- * stored; never before. A failed statement fails every caller in it (503, the sender retries): the
- * rows come from verified, parsed JSON, so none of them fails on its own.
+ * Stores deliveries as the webhook route accepts them: those of one turn of the event loop go to
+ * the database as one multi-row INSERT ... ON CONFLICT DO NOTHING, one round trip and one commit for
+ * all. Each caller is answered once that statement has committed: `accepted` for the row it wrote,
+ * `duplicate` for an id stored before or repeated earlier in the same turn. A failed statement
+ * fails every caller in it (503, the sender retries): its rows come from verified, parsed JSON, so
+ * none fails on its own.
  */
 export function createAcceptBatcher(options: { bound: Bound; table: string }): (row: AcceptRow) => Promise<AcceptResult> {
   const { bound, table } = options;
@@ -47,38 +30,17 @@ export function createAcceptBatcher(options: { bound: Bound; table: string }): (
     ).join(', ')} ON CONFLICT (id) DO NOTHING RETURNING id`;
     return statements[count];
   };
-  let open: Map<string, Waiting> | undefined;
-
-  const send = (batch: Map<string, Waiting>): void => {
-    const waiting = [...batch.values()];
-    const params: unknown[] = [];
-    for (const { row } of waiting) params.push(row.id, row.payload, row.timestamp);
-    runBounded(bound, 'the accept', (q) => q.query(insertOf(waiting.length), params)).then(
-      ({ rows }) => {
-        const written = new Set(rows.map((row) => String(row.id)));
-        for (const { row, first, repeats } of waiting) {
-          first.resolve(written.has(row.id) ? 'accepted' : 'duplicate');
-          for (const repeat of repeats) repeat.resolve('duplicate');
-        }
-      },
-      (error: unknown) => {
-        for (const { first, repeats } of waiting) for (const waiter of [first, ...repeats]) waiter.reject(error);
-      },
-    );
-  };
-
-  return (row) =>
-    new Promise<AcceptResult>((resolve, reject) => {
-      if (open === undefined || open.size >= MAX_ROWS) {
-        const batch = new Map<string, Waiting>();
-        open = batch;
-        nextTurn(() => {
-          if (open === batch) open = undefined;
-          send(batch);
-        });
-      }
-      const same = open.get(row.id);
-      if (same === undefined) open.set(row.id, { row, first: { resolve, reject }, repeats: [] });
-      else same.repeats.push({ resolve, reject });
-    });
+  return batchByTurn<AcceptRow, AcceptResult>({
+    maxItems: MAX_ROWS,
+    async send(rows) {
+      // A repeat within the turn is sent once; the caller that came first is the one told it was written.
+      const unique = new Map<string, AcceptRow>();
+      for (const row of rows) if (!unique.has(row.id)) unique.set(row.id, row);
+      const params: unknown[] = [];
+      for (const row of unique.values()) params.push(row.id, row.payload, row.timestamp);
+      const { rows: written } = await runBounded(bound, 'the accept', (q) => q.query(insertOf(unique.size), params));
+      const fresh = new Set(written.map((row) => String(row.id)));
+      return rows.map((row) => (fresh.delete(row.id) ? 'accepted' : 'duplicate'));
+    },
+  });
 }

@@ -1,0 +1,47 @@
+/** Options of {@link batchByTurn}. */
+export interface TurnBatchOptions<T, R> {
+  /** Most items one call of `send` takes; more in one turn go in further calls. */
+  maxItems: number;
+  /** Does the work for a batch: one result per item, in order. A rejection rejects every item of the batch. */
+  send(items: T[]): Promise<R[]>;
+}
+
+/** The next turn of the event loop, after this one's I/O: `setImmediate` where the runtime has it (Node, Bun, Deno). */
+const nextTurn: (run: () => void) => void =
+  typeof globalThis.setImmediate === 'function' ? (run) => globalThis.setImmediate(run) : (run) => setTimeout(run, 0);
+
+/**
+ * Gathers the calls made in one turn of the event loop (under load, every request read in one poll)
+ * and does them with one `send`: an engine's accept then costs one round trip and one write for many
+ * deliveries. Each call settles with its own item's result once its batch's `send` has, never before.
+ * @example
+ * const add = batchByTurn({ maxItems: 64, send: (jobs) => queue.addBulk(jobs) });
+ * await add({ name: 'event', data });
+ */
+export function batchByTurn<T, R>(options: TurnBatchOptions<T, R>): (item: T) => Promise<R> {
+  const { maxItems, send } = options;
+  let open: Array<{ item: T; resolve: (result: R) => void; reject: (error: unknown) => void }> | undefined;
+  const flush = (batch: NonNullable<typeof open>) => {
+    if (open === batch) open = undefined;
+    // Called through a promise: a send that throws rejects its batch instead of escaping the timer.
+    Promise.resolve(batch.map((waiting) => waiting.item))
+      .then(send)
+      .then(
+        (results) => {
+          for (const [i, waiting] of batch.entries()) waiting.resolve(results[i] as R);
+        },
+        (error: unknown) => {
+          for (const waiting of batch) waiting.reject(error);
+        },
+      );
+  };
+  return (item) =>
+    new Promise<R>((resolve, reject) => {
+      if (open === undefined || open.length >= maxItems) {
+        const batch: NonNullable<typeof open> = [];
+        open = batch;
+        nextTurn(() => flush(batch));
+      }
+      open.push({ item, resolve, reject });
+    });
+}
