@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { batchByTurn } from '../src/index.node.js';
 
 describe('batchByTurn', () => {
@@ -52,5 +52,15 @@ describe('batchByTurn', () => {
     await expect(send('c')).rejects.toThrow('thrown');
     fail = undefined;
     expect(await Promise.all([send('d'), send('e')])).toEqual(['d', 'e']);
+  });
+
+  it('still sends when a test fakes the timers after verikit loaded', async () => {
+    const echo = batchByTurn<string, string>({ maxItems: 8, send: async (items) => items });
+    vi.useFakeTimers();
+    try {
+      expect(await echo('x')).toBe('x');
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

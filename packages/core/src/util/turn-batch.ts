@@ -6,9 +6,16 @@ export interface TurnBatchOptions<T, R> {
   send(items: T[]): Promise<R[]>;
 }
 
+// Taken when this module loads: a test that fakes timers afterwards (Jest and Vitest fake
+// setImmediate too) must not leave every accept waiting for a turn that never comes.
+const immediate = typeof globalThis.setImmediate === 'function' ? globalThis.setImmediate : undefined;
+const timeout = globalThis.setTimeout;
+
 /** The next turn of the event loop, after this one's I/O: `setImmediate` where the runtime has it (Node, Bun, Deno). */
-const nextTurn: (run: () => void) => void =
-  typeof globalThis.setImmediate === 'function' ? (run) => globalThis.setImmediate(run) : (run) => setTimeout(run, 0);
+const nextTurn = (run: () => void): void => {
+  if (immediate !== undefined) immediate(run);
+  else timeout(run, 0);
+};
 
 /**
  * Gathers the calls made in one turn of the event loop (under load, every request read in one poll)
