@@ -54,6 +54,14 @@ describe('batchByTurn', () => {
     expect(await Promise.all([send('d'), send('e')])).toEqual(['d', 'e']);
   });
 
+  it('a send that answers other than a result per item rejects its batch rather than answer anyone wrongly', async () => {
+    const short = batchByTurn<string, string>({ maxItems: 8, send: async (items) => items.slice(1) });
+    const none = batchByTurn<string, string>({ maxItems: 8, send: async () => undefined as unknown as string[] });
+    const outcomes = await Promise.allSettled([short('a'), short('b'), none('c')]);
+    expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected', 'rejected']);
+    expect(String((outcomes[0] as PromiseRejectedResult).reason)).toMatch(/1 results for 2 items/);
+  });
+
   it('still sends when a test fakes the timers after verikit loaded', async () => {
     const echo = batchByTurn<string, string>({ maxItems: 8, send: async (items) => items });
     vi.useFakeTimers();

@@ -10,7 +10,7 @@ import type {
   InboxStats,
   LeaseOutcome,
 } from '@verikit/core';
-import { createAcceptBatcher } from './accept-batch.js';
+import { checkAcceptRow, createAcceptBatcher } from './accept-batch.js';
 import { type Bound, ownersCall, runBounded } from './bounded.js';
 import {
   msFromNow,
@@ -159,7 +159,9 @@ FROM pending`);
       pruner.start();
       // Without encryption the body is stored as it came: no await, no copy on the route's path.
       const payload = sealer === undefined ? delivery.body : await sealer.seal(delivery.body, delivery.id);
-      if ((await store({ id: delivery.id, payload, timestamp: delivery.timestamp })) === 'duplicate') return 'duplicate';
+      const row = { id: delivery.id, payload, timestamp: delivery.timestamp };
+      checkAcceptRow(row);
+      if ((await store(row)) === 'duplicate') return 'duplicate';
       // Committed: wake this process's workers now, and every instance's through NOTIFY.
       wake();
       notifier.notify();

@@ -42,7 +42,9 @@ describe.runIf(serverAvailable)('the Redis inbox on BullMQ, on the real server',
   });
 
   it('accepts in one turn go in one pipeline of adds (64 at most), each answered once added, a repeat in the turn stored once', async () => {
-    const inbox = createRedisInbox({ redis, prefix: `{verikit-test-${run}-turn}`, logger: false });
+    // A client of its own: closing the inbox ends the client it was given.
+    const own = new Redis(REDIS_URL);
+    const inbox = createRedisInbox({ redis: own, prefix: `{verikit-test-${run}-turn}`, logger: false });
     const bulks: number[] = [];
     const addBulk = inbox.queue.addBulk.bind(inbox.queue);
     inbox.queue.addBulk = (jobs) => {
@@ -62,6 +64,7 @@ describe.runIf(serverAvailable)('the Redis inbox on BullMQ, on the real server',
     expect(await inbox.queue.getJobCountByTypes('wait')).toBe(100);
     await inbox.queue.obliterate({ force: true });
     await inbox.close();
+    own.disconnect();
   });
 
   it('refuses unusable options at creation', () => {
