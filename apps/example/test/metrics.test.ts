@@ -48,10 +48,14 @@ describe('GET /metrics: verikit’s OpenTelemetry metrics in Prometheus text, fo
     const refId = await person.startVerification('kyb');
     fake.kyb.setStatus(refId, 'IN_REVIEW');
     await fake.webhooks.settle();
+    // The change is counted inside the event's transaction, before it commits with the event marked done: a scrape
+    // in between still sees the event pending, so the wait is for both.
     const { status, headers, text } = await waitUntil(
-      'the change counted',
+      'the change counted and the event done',
       () => scrape(running.example.url, `Bearer ${TOKEN}`),
-      (answer) => sample(answer.text, 'verikit_ledger_changes_total', { verikit_source: 'webhook' }) === 1,
+      (answer) =>
+        sample(answer.text, 'verikit_ledger_changes_total', { verikit_source: 'webhook' }) === 1 &&
+        sample(answer.text, 'verikit_inbox_pending') === 0,
     );
     expect(status).toBe(200);
     expect(headers['content-type']).toMatch(/^text\/plain/);
