@@ -1,6 +1,5 @@
 import {
   type AcceptResult,
-  batchByTurn,
   createPayloadSealer,
   type DeadLetter,
   type DeadLetterQuery,
@@ -151,15 +150,6 @@ export function createRedisInbox(options: RedisInboxOptions): RedisInbox {
     },
   });
   queue.on('error', onBullError);
-  // The deliveries of one turn of the event loop go in one pipeline of adds: one write and one read for all.
-  const addJob = batchByTurn<{ name: string; data: EventData; opts: { jobId: string } }, void>({
-    maxItems: 64,
-    send: async (jobs) => {
-      await queue.addBulk(jobs);
-      return jobs.map(() => undefined);
-    },
-  });
-
   const statsScript = defineScript(redis, STATS, 6);
   let worker: Worker<EventData> | undefined;
   let workerRedis: RedisClient | undefined;
@@ -272,7 +262,7 @@ export function createRedisInbox(options: RedisInboxOptions): RedisInbox {
       const body = sealer === undefined ? delivery.body : await sealer.seal(delivery.body, delivery.id);
       // Written in this order, the body last: the pruning scripts cut it off there (inbox-scripts.ts).
       const data: EventData = { id: delivery.id, timestamp: delivery.timestamp, body };
-      const add = () => addJob({ name: 'event', data, opts: { jobId: jobIdFor(delivery.id) } });
+      const add = () => queue.add('event', data, { jobId: jobIdFor(delivery.id) });
       // A repeat of a delivery accepted by versions up to 0.1, under another job id: still a repeat. Svix's
       // ids had no other id then, so they go straight to the add, without a lookup's hop on the hot path.
       const adding = persistence.before(() =>

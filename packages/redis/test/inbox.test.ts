@@ -41,25 +41,18 @@ describe.runIf(serverAvailable)('the Redis inbox on BullMQ, on the real server',
     broken.disconnect();
   });
 
-  it('accepts in one turn go in one pipeline of adds (64 at most), each answered once added, a repeat in the turn stored once', async () => {
+  it('accepts made together are each answered once their job is stored, a repeat among them stored once', async () => {
     // A client of its own: closing the inbox ends the client it was given.
     const own = new Redis(REDIS_URL);
-    const inbox = createRedisInbox({ redis: own, prefix: `{verikit-test-${run}-turn}`, logger: false });
-    const bulks: number[] = [];
-    const addBulk = inbox.queue.addBulk.bind(inbox.queue);
-    inbox.queue.addBulk = (jobs) => {
-      bulks.push(jobs.length);
-      return addBulk(jobs);
-    };
-    const ids = Array.from({ length: 100 }, (_, i) => `msg_turn_${i}`);
+    const inbox = createRedisInbox({ redis: own, prefix: `{verikit-test-${run}-together}`, logger: false });
+    const ids = Array.from({ length: 100 }, (_, i) => `msg_together_${i}`);
     const answers = await Promise.all(
-      [...ids, 'msg_turn_0'].map((id) =>
+      [...ids, 'msg_together_0'].map((id) =>
         inbox
           .accept({ id, timestamp: 1, body: `{"n":"${id}"}` })
           .then(async (result) => ({ result, stored: await inbox.get(id, { withPayload: true }) })),
       ),
     );
-    expect(bulks).toEqual([64, 37]);
     expect(answers.every((a) => a.result === 'accepted' && a.stored?.body === `{"n":"${a.stored?.id}"}`)).toBe(true);
     expect(await inbox.queue.getJobCountByTypes('wait')).toBe(100);
     await inbox.queue.obliterate({ force: true });

@@ -23,8 +23,8 @@ const nextTurn = (run: () => void): void => {
  * and does them with one `send`: an engine's accept then costs one round trip and one write for many
  * deliveries. Each call settles with its own item's result once its batch's `send` has, never before.
  * @example
- * const add = batchByTurn({ maxItems: 64, send: (jobs) => queue.addBulk(jobs) });
- * await add({ name: 'event', data });
+ * const insert = batchByTurn({ maxItems: 64, send: async (rows) => { await db.insertMany('events', rows); return rows.map(() => 'accepted' as const); } });
+ * await insert({ id, body }); // 'accepted', once the whole batch is inserted
  */
 export function batchByTurn<T, R>(options: TurnBatchOptions<T, R>): (item: T) => Promise<R> {
   const { maxItems, send } = options;
