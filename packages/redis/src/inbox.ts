@@ -150,6 +150,7 @@ export function createRedisInbox(options: RedisInboxOptions): RedisInbox {
     },
   });
   queue.on('error', onBullError);
+
   const statsScript = defineScript(redis, STATS, 6);
   let worker: Worker<EventData> | undefined;
   let workerRedis: RedisClient | undefined;
@@ -268,7 +269,7 @@ export function createRedisInbox(options: RedisInboxOptions): RedisInbox {
       const adding = persistence.before(() =>
         legacyJobIdFor(delivery.id) === undefined
           ? add()
-          : legacyJob(delivery.id).then((legacy) => (legacy === undefined ? add() : undefined)),
+          : legacyJob(delivery.id).then((legacy) => (legacy === undefined ? add() : legacy)),
       );
       await withTimeout(adding, timeoutMs, 'the accept');
       // BullMQ's add does not say whether the id was new: a repeat is answered the same, and changes nothing.
