@@ -55,7 +55,7 @@ if (selected('redis')) {
 }
 if (selected('redis-admin')) await benchRedisAdmin(quick ? { jobs: 20_000, kept: 2_000, rounds: 1 } : {});
 if (selected('ledger')) {
-  await benchLedger(quick ? { verifications: 2_000, seconds: 20, settleSeconds: 5, warmupSeconds: 1, windows: 3 } : {});
+  await benchLedger(quick ? { verifications: 5_000, seconds: 20, settleSeconds: 5, warmupSeconds: 1, windows: 1 } : {});
 }
 if (jsonFile !== undefined) {
   await writeReport(jsonFile);
