@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createClient, VERSION } from '@verikit/core';
 import { Pool } from 'undici';
-import { fmt, median } from './lib.mjs';
+import { median, report } from './lib.mjs';
 
 const CONCURRENCY = 32;
 const BAR = 0.95;
@@ -90,18 +90,21 @@ export async function benchClient({ durationMs = 1000, rounds = 15, verbose = fa
   console.log(
     `client: kyb.getCase vs raw undici Pool.request + body.json(), concurrency ${CONCURRENCY}, CPU per request of the client process, ${rounds} interleaved rounds of ${durationMs} ms (medians):`,
   );
-  console.log(
-    `  client.kyb.getCase   ${median(results.map((r) => r.subject.cpu))
-      .toFixed(1)
-      .padStart(6)} µs CPU/req  ${fmt(median(results.map((r) => r.subject.rate))).padStart(7)} req/s`,
-  );
-  console.log(
-    `  undici Pool.request  ${median(results.map((r) => r.baseline.cpu))
-      .toFixed(1)
-      .padStart(6)} µs CPU/req  ${fmt(median(results.map((r) => r.baseline.rate))).padStart(7)} req/s`,
-  );
-  console.log(
-    `client getCase c${CONCURRENCY}: ${ratio.toFixed(2)}x [${Math.min(...ratios).toFixed(2)}-${Math.max(...ratios).toFixed(2)}] (bar >= ${BAR}x)`,
-  );
+  for (const [side, label] of [
+    ['subject', 'client.kyb.getCase '],
+    ['baseline', 'undici Pool.request'],
+  ]) {
+    const key = side === 'subject' ? 'getCase' : 'undici';
+    report({ name: `client/${key}/cpu`, label: `${label} CPU`, value: median(results.map((r) => r[side].cpu)), unit: 'µs/req' });
+    report({ name: `client/${key}/rate`, label: `${label} served`, value: median(results.map((r) => r[side].rate)), unit: 'req/s' });
+  }
+  report({
+    name: `client/getCase-c${CONCURRENCY}/ratio`,
+    label: `client getCase c${CONCURRENCY} vs undici by CPU per request`,
+    value: ratio,
+    unit: 'x',
+    bar: { min: BAR },
+    range: [Math.min(...ratios), Math.max(...ratios)],
+  });
   return { ratio, ratios, bar: BAR };
 }

@@ -5,7 +5,7 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { median } from './lib.mjs';
+import { median, report } from './lib.mjs';
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -63,7 +63,7 @@ export async function measureCold({ rounds = 9, verbose = false } = {}) {
   );
 }
 
-/** Prints each subject's import time beside svix's, with the ratio and the bar. */
+/** Reports each subject's import time over svix's, beside the bar, and svix's own time. */
 export async function benchCold(options = {}) {
   const rounds = options.rounds ?? 9;
   console.log(`cold: one import in a fresh node process, median of ${rounds} interleaved rounds (wall ms; CPU ms in brackets):`);
@@ -71,13 +71,16 @@ export async function benchCold(options = {}) {
   const svix = figures[BASELINE.name];
   for (const { name, after } of SUBJECTS) {
     const own = figures[name];
-    const ratio = own.wallMs / svix.wallMs;
     const context = after === undefined ? '' : ` (${after} already loaded)`;
-    console.log(
-      `  ${name} import ${Math.round(own.wallMs)} ms vs svix ${Math.round(svix.wallMs)} ms = ${ratio.toFixed(2)}x ` +
-        `(bar <= ${BAR}x: ${ratio <= BAR ? 'met' : 'NOT met'})  [cpu ${Math.round(own.cpuMs)} vs ${Math.round(svix.cpuMs)} ms; ` +
+    report({
+      name: `cold/${name}/vs-svix`,
+      label:
+        `${name} import ${Math.round(own.wallMs)} ms vs svix ${Math.round(svix.wallMs)} ms [cpu ${Math.round(own.cpuMs)} vs ${Math.round(svix.cpuMs)} ms; ` +
         `wall range ${Math.round(own.minWallMs)}-${Math.round(own.maxWallMs)} ms]${context}`,
-    );
+      value: own.wallMs / svix.wallMs,
+      unit: 'x',
+      bar: { max: BAR },
+    });
   }
-  console.log(`  svix wall range ${Math.round(svix.minWallMs)}-${Math.round(svix.maxWallMs)} ms`);
+  report({ name: 'cold/svix/wall', label: 'svix import', value: svix.wallMs, unit: 'ms', range: [svix.minWallMs, svix.maxWallMs] });
 }

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { createPayloadSealer } from '@verikit/core';
 import { createPostgresInbox } from '@verikit/postgres';
 import pg from 'pg';
-import { fmt, median } from './lib.mjs';
+import { fmt, median, report } from './lib.mjs';
 
 const URL = process.env.VERIKIT_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const key = (id) => ({ id, key: randomBytes(32) });
@@ -77,15 +77,23 @@ export async function benchInboxAdmin({ rows = 100_000, kept = 10_000, rounds = 
   } finally {
     await pool.end();
   }
-  const ms = (list) => `${fmt(median(list)).padStart(6)} ms   [${list.map(fmt).join(', ')}]`;
+  const ms = (key, label, list) =>
+    report({
+      name: `admin/postgres/${key}`,
+      label: label.padEnd(36),
+      value: median(list),
+      unit: 'ms',
+      range: [Math.min(...list), Math.max(...list)],
+    });
   console.log(
     `inbox admin (PostgreSQL at ${new globalThis.URL(URL).host}): ${fmt(rows)} events, ${fmt(kept)} with a ~1.5 KB body, median of ${rounds} rounds:`,
   );
-  console.log(`  erase one refId, plain bodies      ${ms(figures.erasePlain)}`);
-  console.log(`  reseal plain -> k1                 ${ms(figures.sealPlain)}`);
-  console.log(`  reseal k1 -> k2 (key rotation)     ${ms(figures.rotate)}`);
-  console.log(`  erase one refId, sealed bodies     ${ms(figures.eraseSealed)}`);
+  ms('erase-plain', 'erase one refId, plain bodies', figures.erasePlain);
+  ms('reseal-plain', 'reseal plain -> k1', figures.sealPlain);
+  ms('reseal-rotate', 'reseal k1 -> k2 (key rotation)', figures.rotate);
+  ms('erase-sealed', 'erase one refId, sealed bodies', figures.eraseSealed);
   const rate = await sealRate();
-  console.log(`  AES-256-GCM, 2 KiB body: seal ${fmt(rate.seal)}/s, open ${fmt(rate.open)}/s (one core)`);
+  report({ name: 'admin/aes-gcm-2KiB/seal', label: 'AES-256-GCM seal, 2 KiB body, one core'.padEnd(36), value: rate.seal, unit: 'ops/s' });
+  report({ name: 'admin/aes-gcm-2KiB/open', label: 'AES-256-GCM open, 2 KiB body, one core'.padEnd(36), value: rate.open, unit: 'ops/s' });
   return figures;
 }

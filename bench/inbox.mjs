@@ -9,7 +9,7 @@ import { signWebhook } from '@verikit/testing';
 import { Logger, makeWorkerUtils, run } from 'graphile-worker';
 import pg from 'pg';
 import { benchAdapters, printAcceptSummary } from './adapters.mjs';
-import { fmt } from './lib.mjs';
+import { fmt, median, report, reportDrain } from './lib.mjs';
 
 const URL = process.env.VERIKIT_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
@@ -149,14 +149,26 @@ export async function benchInbox({ events = 5_000, concurrency = 8, rounds = 5, 
     ours.push(await drainVerikit(events, concurrency));
     theirs.push(await drainGraphile(events, concurrency));
   }
-  const median = (list) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)];
-  const ratio = median(ours.map((o, i) => o / theirs[i]));
-  console.log(`  verikit worker      ${fmt(median(ours)).padStart(7)} events/s   [${ours.map(fmt).join(', ')}]`);
-  console.log(`  graphile-worker     ${fmt(median(theirs)).padStart(7)} jobs/s     [${theirs.map(fmt).join(', ')}]`);
-  console.log(`  ratio               ${ratio.toFixed(2)}  (median of per-round ratios; target >= 1.0)`);
+  const ratios = ours.map((o, i) => o / theirs[i]);
+  const ratio = median(ratios);
+  reportDrain('inbox/postgres/drain', [
+    { key: 'verikit', label: 'verikit worker', rates: ours },
+    { key: 'graphile-worker', label: 'graphile-worker', rates: theirs },
+  ]);
+  report({
+    name: 'inbox/postgres/drain/ratio',
+    label: 'ratio (median of per-round ratios)',
+    value: ratio,
+    unit: 'x',
+    bar: { min: 1 },
+    range: [Math.min(...ratios), Math.max(...ratios)],
+  });
   const latency = await latencyAt(rate, seconds);
   console.log(
-    `inbox: 204 -> onEvent start on another instance (NOTIFY) at a steady ${rate} deliveries/s for ${latency.seconds} s (${fmt(latency.count)} deliveries): p50 ${latency.p50.toFixed(1)} ms, p99 ${latency.p99.toFixed(1)} ms, max ${latency.max.toFixed(1)} ms  (target p99 < 100 ms)`,
+    `inbox: 204 -> onEvent start on another instance (NOTIFY) at a steady ${rate} deliveries/s for ${latency.seconds} s (${fmt(latency.count)} deliveries):`,
   );
+  report({ name: 'inbox/postgres/notify/p50', label: 'p50', value: latency.p50, unit: 'ms' });
+  report({ name: 'inbox/postgres/notify/p99', label: 'p99', value: latency.p99, unit: 'ms', bar: { max: 100 } });
+  report({ name: 'inbox/postgres/notify/max', label: 'max', value: latency.max, unit: 'ms' });
   return { ratio, latency };
 }

@@ -11,7 +11,7 @@ import { createRequire } from 'node:module';
 import { createClient, createInboxWorker, createReconciler } from '@verikit/core';
 import { createPostgresInbox, createPostgresLedger } from '@verikit/postgres';
 import pg from 'pg';
-import { fmt, median, rateWindows } from './lib.mjs';
+import { fmt, median, rateWindows, report, reportDrain } from './lib.mjs';
 
 const URL = process.env.VERIKIT_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const MINUTE = 60_000;
@@ -266,14 +266,26 @@ export async function benchLedger({
       `ledger: ${instances} reconcilers (one process, ${db.server ? 'a pool, ledger' : 'one PGlite; a ledger'} and client each), budget ${fmt(readsPerMinute)} reads/min shared, ${seconds} s:`,
     );
     const run = await reconcile({ db, fake, schema, instances, readsPerMinute, seconds, settleSeconds });
-    const off = (run.ratePerMinute / readsPerMinute - 1) * 100;
-    console.log(
-      `  read rate at the fake  ${run.ratePerMinute.toFixed(1).padStart(7)} /min   (${run.steadySeconds.toFixed(0)} s after the first ${settleSeconds}; ${off >= 0 ? '+' : ''}${off.toFixed(2)}% of the budget; target within 2%)`,
-    );
-    console.log(`  most reads in any 60 s ${String(run.maxIn60s).padStart(7)}        (target <= ${readsPerMinute})`);
-    console.log(
-      `  CPU per check          ${run.cpuMsPerCheck.toFixed(2).padStart(7)} ms     (this process's user + system time / ${fmt(run.checks)} checks; the fake's not included, ${db.server ? "nor the server's" : "PGlite's is"})`,
-    );
+    report({
+      name: 'ledger/reconcile/read-rate',
+      label: `read rate at the fake, ${run.ratePerMinute.toFixed(1)} reads/min over the ${run.steadySeconds.toFixed(0)} s after the first ${settleSeconds}, off the budget by`,
+      value: (run.ratePerMinute / readsPerMinute - 1) * 100,
+      unit: '%',
+      bar: { min: -2, max: 2 },
+    });
+    report({
+      name: 'ledger/reconcile/most-in-60s',
+      label: 'most reads in any 60 s',
+      value: run.maxIn60s,
+      unit: 'reads',
+      bar: { max: readsPerMinute },
+    });
+    report({
+      name: 'ledger/reconcile/cpu-per-check',
+      label: `CPU per check (this process's user + system time / ${fmt(run.checks)} checks; the fake's not included, ${db.server ? "nor the server's" : "PGlite's is"})`,
+      value: run.cpuMsPerCheck,
+      unit: 'ms',
+    });
     if (run.refused > 0 || run.failures.length > 0)
       console.log(
         `  ${run.refused} reads answered other than 200, ${run.failures.length} failed checks (first: ${run.failures[0]?.code ?? run.failures[0]})`,
@@ -303,16 +315,30 @@ export async function benchLedger({
     const ratio = median(rounds.map((r) => r.ledger / r.plain));
     const readRatio = median(rounds.map((r) => r.ledger / r.read));
     const floor = median(rounds.map((r) => r.read / r.plain));
-    const line = (name, key) =>
-      console.log(
-        `  ${name.padEnd(30)} ${fmt(median(rounds.map((r) => r[key]))).padStart(7)} events/s   [${rounds.map((r) => fmt(r[key])).join(', ')}]`,
-      );
-    line('ledger worker', 'ledger');
-    line('plain inbox worker, no-op', 'plain');
-    line('plain inbox worker, same read', 'read');
-    console.log(`  ratio to the no-op plain worker    ${ratio.toFixed(2)}  (median of per-window ratios; target >= 0.8)`);
-    console.log(`  ratio to the plain worker's read   ${readRatio.toFixed(2)}  (what the ledger costs beyond the read it must make)`);
-    console.log(`  the read alone, plain to no-op     ${floor.toFixed(2)}  (the most the first ratio can be on this machine)`);
+    reportDrain('ledger/drain', [
+      { key: 'ledger', label: 'ledger worker', rates: rounds.map((r) => r.ledger) },
+      { key: 'plain', label: 'plain inbox worker, no-op', rates: rounds.map((r) => r.plain) },
+      { key: 'plain-read', label: 'plain inbox worker, same read', rates: rounds.map((r) => r.read) },
+    ]);
+    report({
+      name: 'ledger/drain/ratio',
+      label: 'ratio to the no-op plain worker (median of per-window ratios)',
+      value: ratio,
+      unit: 'x',
+      bar: { min: 0.8 },
+    });
+    report({
+      name: 'ledger/drain/ratio-to-read',
+      label: "ratio to the plain worker's read (what the ledger costs beyond the read it must make)",
+      value: readRatio,
+      unit: 'x',
+    });
+    report({
+      name: 'ledger/drain/read-floor',
+      label: 'the read alone, plain to no-op (the most the first ratio can be on this machine)',
+      value: floor,
+      unit: 'x',
+    });
     return { reconcile: run, ratio, readRatio, floor };
   } finally {
     await setupPool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).catch(noop);

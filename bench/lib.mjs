@@ -105,6 +105,19 @@ export function report({ name, value, unit, bar, range, label = name, indent = 2
   return entry;
 }
 
+/** Reports the median rate of each side of a drain benchmark, with its range over the rounds or windows. */
+export function reportDrain(prefix, sides) {
+  for (const { key, label, rates } of sides) {
+    report({
+      name: `${prefix}/${key}`,
+      label: label.padEnd(30),
+      value: median(rates),
+      unit: 'events/s',
+      range: [Math.min(...rates), Math.max(...rates)],
+    });
+  }
+}
+
 /** Every figure reported so far, in order. */
 export const reportedFigures = () => [...figures];
 

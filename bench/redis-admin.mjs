@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { createRedisInbox } from '@verikit/redis';
 import { Redis } from 'ioredis';
-import { fmt, median } from './lib.mjs';
+import { fmt, median, report } from './lib.mjs';
 
 const URL = process.env.VERIKIT_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const QUEUE = 'verikit-inbox';
@@ -108,15 +108,22 @@ export async function benchRedisAdmin({ jobs = 100_000, kept = 10_000, rounds = 
   } finally {
     redis.disconnect();
   }
-  const ms = (list) => `${fmt(median(list)).padStart(6)} ms   [${list.map(fmt).join(', ')}]`;
+  const ms = (key, label, list) =>
+    report({
+      name: `admin/redis/${key}`,
+      label: label.padEnd(36),
+      value: median(list),
+      unit: 'ms',
+      range: [Math.min(...list), Math.max(...list)],
+    });
   console.log(
     `inbox admin (Redis at ${new globalThis.URL(URL).host}): ${fmt(jobs)} completed events, ${fmt(kept)} with a ~1.5 KB body, median of ${rounds} rounds:`,
   );
-  console.log(`  erase one refId, plain bodies      ${ms(figures.erasePlain)}`);
-  console.log(`  reseal plain -> k1                 ${ms(figures.sealPlain)}`);
-  console.log(`  reseal k1 -> k2 (key rotation)     ${ms(figures.rotate)}`);
-  console.log(`  erase one refId, sealed bodies     ${ms(figures.eraseSealed)}`);
-  console.log(`  prune the kept bodies, 100 a script ${ms(figures.prune)}`);
-  console.log(`  longest of its commands over ${fmt(threshold / 1000)} ms ${ms(figures.longest)}  (0: none; SLOWLOG)`);
+  ms('erase-plain', 'erase one refId, plain bodies', figures.erasePlain);
+  ms('reseal-plain', 'reseal plain -> k1', figures.sealPlain);
+  ms('reseal-rotate', 'reseal k1 -> k2 (key rotation)', figures.rotate);
+  ms('erase-sealed', 'erase one refId, sealed bodies', figures.eraseSealed);
+  ms('prune', 'prune the kept bodies, 100 a script', figures.prune);
+  ms('slowlog-longest', `longest command over ${fmt(threshold / 1000)} ms (0: none; SLOWLOG)`, figures.longest);
   return figures;
 }
