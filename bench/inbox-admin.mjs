@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { createPayloadSealer } from '@verikit/core';
 import { createPostgresInbox } from '@verikit/postgres';
 import pg from 'pg';
-import { fmt, median, report } from './lib.mjs';
+import { fmt, report, reportMedian } from './lib.mjs';
 
 const URL = process.env.VERIKIT_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const key = (id) => ({ id, key: randomBytes(32) });
@@ -77,14 +77,7 @@ export async function benchInboxAdmin({ rows = 100_000, kept = 10_000, rounds = 
   } finally {
     await pool.end();
   }
-  const ms = (key, label, list) =>
-    report({
-      name: `admin/postgres/${key}`,
-      label: label.padEnd(36),
-      value: median(list),
-      unit: 'ms',
-      range: [Math.min(...list), Math.max(...list)],
-    });
+  const ms = (key, label, list) => reportMedian({ name: `admin/postgres/${key}`, label: label.padEnd(36), list, unit: 'ms' });
   console.log(
     `inbox admin (PostgreSQL at ${new globalThis.URL(URL).host}): ${fmt(rows)} events, ${fmt(kept)} with a ~1.5 KB body, median of ${rounds} rounds:`,
   );

@@ -9,7 +9,7 @@ import { signWebhook } from '@verikit/testing';
 import { Logger, makeWorkerUtils, run } from 'graphile-worker';
 import pg from 'pg';
 import { benchAdapters, printAcceptSummary } from './adapters.mjs';
-import { fmt, median, report, reportDrain } from './lib.mjs';
+import { fmt, report, reportDrain } from './lib.mjs';
 
 const URL = process.env.VERIKIT_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
@@ -149,20 +149,14 @@ export async function benchInbox({ events = 5_000, concurrency = 8, rounds = 5, 
     ours.push(await drainVerikit(events, concurrency));
     theirs.push(await drainGraphile(events, concurrency));
   }
-  const ratios = ours.map((o, i) => o / theirs[i]);
-  const ratio = median(ratios);
-  reportDrain('inbox/postgres/drain', [
-    { key: 'verikit', label: 'verikit worker', rates: ours },
-    { key: 'graphile-worker', label: 'graphile-worker', rates: theirs },
-  ]);
-  report({
-    name: 'inbox/postgres/drain/ratio',
-    label: 'ratio (median of per-round ratios)',
-    value: ratio,
-    unit: 'x',
-    bar: { min: 1 },
-    range: [Math.min(...ratios), Math.max(...ratios)],
-  });
+  const ratio = reportDrain(
+    'inbox/postgres/drain',
+    [
+      { key: 'verikit', label: 'verikit worker', rates: ours },
+      { key: 'graphile-worker', label: 'graphile-worker', rates: theirs },
+    ],
+    { ratioLabel: 'ratio (median of per-round ratios)', bar: { min: 1 } },
+  );
   const latency = await latencyAt(rate, seconds);
   console.log(
     `inbox: 204 -> onEvent start on another instance (NOTIFY) at a steady ${rate} deliveries/s for ${latency.seconds} s (${fmt(latency.count)} deliveries):`,

@@ -11,7 +11,7 @@ import { createRequire } from 'node:module';
 import { createClient, createInboxWorker, createReconciler } from '@verikit/core';
 import { createPostgresInbox, createPostgresLedger } from '@verikit/postgres';
 import pg from 'pg';
-import { fmt, median, rateWindows, report, reportDrain } from './lib.mjs';
+import { fmt, rateWindows, report, reportDrain, reportMedian } from './lib.mjs';
 
 const URL = process.env.VERIKIT_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const MINUTE = 60_000;
@@ -312,33 +312,27 @@ export async function benchLedger({
       windowSeconds,
       windows,
     });
-    const ratio = median(rounds.map((r) => r.ledger / r.plain));
-    const readRatio = median(rounds.map((r) => r.ledger / r.read));
-    const floor = median(rounds.map((r) => r.read / r.plain));
-    reportDrain('ledger/drain', [
-      { key: 'ledger', label: 'ledger worker', rates: rounds.map((r) => r.ledger) },
-      { key: 'plain', label: 'plain inbox worker, no-op', rates: rounds.map((r) => r.plain) },
-      { key: 'plain-read', label: 'plain inbox worker, same read', rates: rounds.map((r) => r.read) },
-    ]);
-    report({
-      name: 'ledger/drain/ratio',
-      label: 'ratio to the no-op plain worker (median of per-window ratios)',
-      value: ratio,
-      unit: 'x',
-      bar: { min: 0.8 },
-    });
-    report({
+    const ratio = reportDrain(
+      'ledger/drain',
+      [
+        { key: 'ledger', label: 'ledger worker', rates: rounds.map((r) => r.ledger) },
+        { key: 'plain', label: 'plain inbox worker, no-op', rates: rounds.map((r) => r.plain) },
+        { key: 'plain-read', label: 'plain inbox worker, same read', rates: rounds.map((r) => r.read) },
+      ],
+      { ratioLabel: 'ratio to the no-op plain worker (median of per-window ratios)', bar: { min: 0.8 } },
+    );
+    const readRatio = reportMedian({
       name: 'ledger/drain/ratio-to-read',
       label: "ratio to the plain worker's read (what the ledger costs beyond the read it must make)",
-      value: readRatio,
+      list: rounds.map((r) => r.ledger / r.read),
       unit: 'x',
-    });
-    report({
+    }).value;
+    const floor = reportMedian({
       name: 'ledger/drain/read-floor',
       label: 'the read alone, plain to no-op (the most the first ratio can be on this machine)',
-      value: floor,
+      list: rounds.map((r) => r.read / r.plain),
       unit: 'x',
-    });
+    }).value;
     return { reconcile: run, ratio, readRatio, floor };
   } finally {
     await setupPool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).catch(noop);

@@ -105,17 +105,17 @@ export function report({ name, value, unit, bar, range, label = name, indent = 2
   return entry;
 }
 
-/** Reports the median rate of each side of a drain benchmark, with its range over the rounds or windows. */
-export function reportDrain(prefix, sides) {
-  for (const { key, label, rates } of sides) {
-    report({
-      name: `${prefix}/${key}`,
-      label: label.padEnd(30),
-      value: median(rates),
-      unit: 'events/s',
-      range: [Math.min(...rates), Math.max(...rates)],
-    });
-  }
+/** Reports the median of `list` (rounds or windows of one measurement), with its range beside it. */
+export const reportMedian = ({ list, ...figure }) =>
+  report({ ...figure, value: median(list), range: [Math.min(...list), Math.max(...list)] });
+
+/** Reports the median rate of each side of a drain benchmark, then the median of the per-round ratios of the first two beside `bar`. */
+export function reportDrain(prefix, sides, { ratioLabel, bar }) {
+  for (const { key, label, rates } of sides)
+    reportMedian({ name: `${prefix}/${key}`, label: label.padEnd(30), list: rates, unit: 'events/s' });
+  const [ours, theirs] = sides;
+  const ratios = ours.rates.map((rate, i) => rate / theirs.rates[i]);
+  return reportMedian({ name: `${prefix}/ratio`, label: ratioLabel, list: ratios, unit: 'x', bar }).value;
 }
 
 /** Every figure reported so far, in order. */

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { createRedisInbox } from '@verikit/redis';
 import { Redis } from 'ioredis';
-import { fmt, median, report } from './lib.mjs';
+import { fmt, reportMedian } from './lib.mjs';
 
 const URL = process.env.VERIKIT_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const QUEUE = 'verikit-inbox';
@@ -108,14 +108,7 @@ export async function benchRedisAdmin({ jobs = 100_000, kept = 10_000, rounds = 
   } finally {
     redis.disconnect();
   }
-  const ms = (key, label, list) =>
-    report({
-      name: `admin/redis/${key}`,
-      label: label.padEnd(36),
-      value: median(list),
-      unit: 'ms',
-      range: [Math.min(...list), Math.max(...list)],
-    });
+  const ms = (key, label, list) => reportMedian({ name: `admin/redis/${key}`, label: label.padEnd(36), list, unit: 'ms' });
   console.log(
     `inbox admin (Redis at ${new globalThis.URL(URL).host}): ${fmt(jobs)} completed events, ${fmt(kept)} with a ~1.5 KB body, median of ${rounds} rounds:`,
   );

@@ -8,7 +8,7 @@ import { createRedisInbox } from '@verikit/redis';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { benchAdapters, printAcceptSummary } from './adapters.mjs';
-import { median, rateWindows, report, reportDrain } from './lib.mjs';
+import { rateWindows, reportDrain } from './lib.mjs';
 
 const URL = process.env.VERIKIT_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const BODY = JSON.stringify({ type: 'kyb.case.status_changed', data: { refId: 'biz-1' } });
@@ -94,19 +94,13 @@ export async function benchRedis({
     `inbox (Redis at ${new globalThis.URL(URL).host}): worker drain of no-op events, concurrency ${concurrency}, createInboxWorker over createRedisInbox and a bare BullMQ Worker draining at the same time in one process, ${warmupSeconds} s warm-up, median of ${windows} windows of ${windowSeconds} s:`,
   );
   const rounds = await drainTogether({ events, concurrency, warmupSeconds, windowSeconds, windows });
-  const ratios = rounds.map((r) => r.ours / r.theirs);
-  const ratio = median(ratios);
-  reportDrain('inbox/redis/drain', [
-    { key: 'verikit', label: 'verikit worker', rates: rounds.map((r) => r.ours) },
-    { key: 'bullmq', label: 'BullMQ Worker', rates: rounds.map((r) => r.theirs) },
-  ]);
-  report({
-    name: 'inbox/redis/drain/ratio',
-    label: 'ratio (median of per-window ratios)',
-    value: ratio,
-    unit: 'x',
-    bar: { min: 0.9 },
-    range: [Math.min(...ratios), Math.max(...ratios)],
-  });
+  const ratio = reportDrain(
+    'inbox/redis/drain',
+    [
+      { key: 'verikit', label: 'verikit worker', rates: rounds.map((r) => r.ours) },
+      { key: 'bullmq', label: 'BullMQ Worker', rates: rounds.map((r) => r.theirs) },
+    ],
+    { ratioLabel: 'ratio (median of per-window ratios)', bar: { min: 0.9 } },
+  );
   return { ratio };
 }
