@@ -90,11 +90,10 @@ export async function benchClient({ durationMs = 1000, rounds = 15, verbose = fa
   console.log(
     `client: kyb.getCase vs raw undici Pool.request + body.json(), concurrency ${CONCURRENCY}, CPU per request of the client process, ${rounds} interleaved rounds of ${durationMs} ms (medians):`,
   );
-  for (const [side, label] of [
-    ['subject', 'client.kyb.getCase '],
-    ['baseline', 'undici Pool.request'],
+  for (const [side, key, label] of [
+    ['subject', 'getCase', 'client.kyb.getCase '],
+    ['baseline', 'undici', 'undici Pool.request'],
   ]) {
-    const key = side === 'subject' ? 'getCase' : 'undici';
     report({ name: `client/${key}/cpu`, label: `${label} CPU`, value: median(results.map((r) => r[side].cpu)), unit: 'µs/req' });
     report({ name: `client/${key}/rate`, label: `${label} served`, value: median(results.map((r) => r[side].rate)), unit: 'req/s' });
   }

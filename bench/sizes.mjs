@@ -96,7 +96,7 @@ export async function benchSizes({ verbose = false } = {}) {
       label: `${worker.name.padEnd(66)} ${(min / 1024).toFixed(1).padStart(6)} KB min`,
       value: gzip / 1024,
       unit: 'KB',
-      ...(worker.budget === undefined ? {} : { bar: { max: worker.budget } }),
+      bar: worker.budget === undefined ? undefined : { max: worker.budget },
     });
     if (verbose && worker.budget !== undefined) {
       const ours = Object.entries(inputBytes).filter(([path]) => path.startsWith('packages/'));
