@@ -1,6 +1,6 @@
 // verikit on plain node:http: core's route set, mounted by hand.
 import { createServer } from 'node:http';
-import { clientFromEnv, createVerikitRoutes, MemoryIdempotencyStore } from '@verikit/core';
+import { clientFromEnv, createVerikitRoutes, MemoryIdempotencyStore, readNodeBody } from '@verikit/core';
 
 const routes = createVerikitRoutes({
   client: clientFromEnv(),
@@ -28,9 +28,9 @@ const server = createServer((req, res) => {
     if (!res.headersSent) send(res, { status: 500, headers: {}, body: '' });
   };
   if (path === '/verikit/webhook') {
-    // The request stream itself: verikit reads it within its size and time limits.
+    // The request stream itself, with its reader: verikit reads it within its size and time limits.
     routes.webhook
-      .receive({ method: req.method ?? 'GET', headers: req.headers, body: { kind: 'stream', stream: req } })
+      .receive({ method: req.method ?? 'GET', headers: req.headers, body: { kind: 'stream', stream: req, read: readNodeBody } })
       .then((a) => send(res, a), fail);
   } else if (path === '/verikit/invite/kyb') {
     routes.inviteKyb({ method: req.method ?? 'GET', headers: req.headers, request: req }).then((a) => send(res, a), fail);

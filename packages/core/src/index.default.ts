@@ -8,6 +8,7 @@ import type { AdapterInfo, VerikitRoutes, VerikitRoutesOptions } from './routes.
 import { webObserver } from './telemetry/seam.js';
 import { TimerDeadlines } from './util/deadlines.js';
 import type { NodeRequestLike } from './util/node-request.js';
+import { readWebStreamBody } from './util/read-web-only.js';
 import { runtimeName } from './util/runtime.js';
 import type { VerifyWebhookInput } from './webhook/api.js';
 import { fetchWebhookHandlerOn, verifyWebhookOn, verikitRoutesOn, webhookHandlerOn, webhookVerifierOn } from './webhook/api.js';
@@ -29,7 +30,12 @@ export const unreadNodeRequest = (_value: unknown): NodeRequestLike | undefined 
 // A timer per deadline, armed within its request: Workers cancel a request's timers when it ends.
 // Telemetry only through openTelemetry(api) (`@verikit/core/otel`): a Worker that does not pass it bundles no OpenTelemetry glue.
 // The webhook functions below are bound to it one by one, marked pure: a bundler keeps only those an app calls.
-const platform = { engine: webHmac, makeDeadlines: (lengthMs: number) => new TimerDeadlines(lengthMs), observe: webObserver };
+const platform = {
+  engine: webHmac,
+  makeDeadlines: (lengthMs: number) => new TimerDeadlines(lengthMs),
+  readBody: readWebStreamBody,
+  observe: webObserver,
+};
 
 /** Client options outside Node (same as on Node, minus the undici pool settings). */
 export interface NodeClientOptions extends ClientOptions {}

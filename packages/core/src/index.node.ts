@@ -8,6 +8,7 @@ import type { AdapterInfo, VerikitRoutes, VerikitRoutesOptions } from './routes.
 import type { TelemetryOption } from './telemetry/api.js';
 import { optionObserver } from './telemetry/observer.js';
 import { DeadlineSweeper } from './util/deadlines.js';
+import { readAnyBody } from './util/read-node-body.js';
 import { runtimeName } from './util/runtime.js';
 import type { VerifyWebhookInput } from './webhook/api.js';
 import { fetchWebhookHandlerOn, verifyWebhookOn, verikitRoutesOn, webhookHandlerOn, webhookVerifierOn } from './webhook/api.js';
@@ -28,6 +29,8 @@ const parsers = lazyParsers(() => import('./client/parsers-node.js'));
 // Telemetry: the `telemetry` option, or `@opentelemetry/api` found by itself when installed.
 const platform = {
   engine: nodeHmac,
+  // Node frameworks hand over the Node request itself (Hono on Node included), besides Web streams.
+  readBody: readAnyBody,
   makeDeadlines: (lengthMs: number) => new DeadlineSweeper(lengthMs),
   observe: (telemetry: TelemetryOption) => (telemetry === false ? undefined : optionObserver(telemetry)),
 };

@@ -1,12 +1,12 @@
 import type { VerikitClient } from './client/client.js';
+import { extrasOf } from './client/seam.js';
 import { ConfigurationError } from './errors.js';
-import { type InviteHandlerFactory, inviteHandlerOf } from './invite/from-client.js';
 import type { InviteErrorPage, InviteHandler, KybInviteOptions, KycInviteOptions } from './invite/handler.js';
 import type { DeadlinesFactory } from './util/deadlines.js';
 import { isPost, rawHeader } from './util/headers.js';
 import { type Logger, resolveLogger } from './util/logger.js';
 import { positiveNumber } from './util/option-checks.js';
-import { type BodyLimits, type BodyStream, readBody } from './util/read-body.js';
+import type { BodyLimits, BodyRead, BodyReader, BodyStream, NodeReadableLike } from './util/read-body.js';
 import type {
   InboxWebhookOptions,
   InlineWebhookOptions,
@@ -51,8 +51,13 @@ export interface VerikitRoutesOptions<Req> {
 export type WebhookBodySource =
   /** The exact bytes are already at hand (kept by the framework or by the host's parser). */
   | { kind: 'bytes'; bytes: WebhookBody }
-  /** The body is still on the wire: verikit reads it within the route's size and time limits. */
-  | { kind: 'stream'; stream: BodyStream | null | undefined }
+  /**
+   * The body is still on the wire: verikit reads it within the route's size and time limits. A
+   * Node readable without its reader is read on Node's build only (a Worker's reads Web streams).
+   */
+  | { kind: 'stream'; stream: BodyStream | null | undefined; read?: undefined }
+  /** A Node readable with its reader, `readNodeBody`: how an adapter for a Node framework hands over the body on every runtime. */
+  | { kind: 'stream'; stream: NodeReadableLike | null | undefined; read: BodyReader<NodeReadableLike | null | undefined> }
   /** A host body parser consumed the bytes and kept no copy. */
   | { kind: 'consumed' };
 
@@ -92,41 +97,40 @@ export interface AdapterInfo {
 
 const GENERIC_FIX = 'Hand verikit the request before any body parser reads it.';
 
+/** What the routes take from the platform: its deadlines, and how it reads a body stream an adapter hands over. */
+export interface RoutePlatform {
+  makeDeadlines: DeadlinesFactory;
+  readBody: (stream: BodyStream | null | undefined, limits: BodyLimits) => Promise<BodyRead>;
+}
+
 /** Builds the route handlers from adapter options (`makeWebhookHandler` is the platform's). */
 export function createRoutesWith<Req>(
   options: VerikitRoutesOptions<Req>,
   makeWebhookHandler: (o: WebhookHandlerOptions) => WebhookHandler,
-  makeDeadlines: DeadlinesFactory,
+  platform: RoutePlatform,
   adapter: AdapterInfo = { rawBodyFix: GENERIC_FIX },
 ): VerikitRoutes<Req> {
   if (options === null || typeof options !== 'object') throw new ConfigurationError('options', 'verikit routes need an options object');
   const { client, webhook, invite } = options;
   if (webhook === undefined && invite?.kyb === undefined && invite?.kyc === undefined) {
-    throw new ConfigurationError('options', 'give webhook and/or invite options: with neither there is no route to mount');
+    throw new ConfigurationError('options', 'give webhook and/or invite options');
   }
-  let createInviteHandler: InviteHandlerFactory | undefined;
-  if (invite?.kyb || invite?.kyc) {
-    if (client === undefined) throw new ConfigurationError('client', 'invite routes need the client option');
-    // At start, not at the first invite: a client without its link settings could only ever answer 500.
-    client.assertLinksConfigured('the invite routes');
-    // From the client, so routes without invites (a webhook-only Worker) bundle no invite code.
-    createInviteHandler = inviteHandlerOf(client);
-  }
+  if ((invite?.kyb || invite?.kyc) && client === undefined) throw new ConfigurationError('client', 'invite routes need the client option');
   const routes: VerikitRoutes<Req> = {};
   if (webhook) {
     const { bodyTimeoutMs, ...handlerOptions } = webhook;
     const timeoutMs = positiveMs('webhook.bodyTimeoutMs', bodyTimeoutMs, DEFAULT_BODY_TIMEOUT_MS);
     routes.webhook = webhookRoute(
       makeWebhookHandler({ logger: options.logger, ...handlerOptions, client } as WebhookHandlerOptions),
-      { maxBytes: webhook.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES, timeoutMs, deadlines: makeDeadlines(timeoutMs) },
+      { maxBytes: webhook.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES, timeoutMs, deadlines: platform.makeDeadlines(timeoutMs) },
+      platform.readBody,
       adapter.rawBodyFix,
     );
   }
   const logger = resolveLogger(options.logger);
-  if (createInviteHandler !== undefined) {
-    const inviteOptions = { logger, errorPage: invite?.errorPage };
-    if (invite?.kyb) routes.inviteKyb = createInviteHandler(client as VerikitClient, { kind: 'kyb', options: invite.kyb }, inviteOptions);
-    if (invite?.kyc) routes.inviteKyc = createInviteHandler(client as VerikitClient, { kind: 'kyc', options: invite.kyc }, inviteOptions);
+  // Built through the client, so routes without invites (a webhook-only Worker) bundle no invite code.
+  if (client !== undefined && (invite?.kyb || invite?.kyc)) {
+    Object.assign(routes, extrasOf(client, 'the invite routes').buildInviteRoutes(client, invite, logger));
   }
   return routes;
 }
@@ -134,7 +138,7 @@ export function createRoutesWith<Req>(
 const positiveMs = (option: string, value: number | undefined, fallback: number): number =>
   positiveNumber(option, value, fallback, 'milliseconds');
 
-function webhookRoute(handle: WebhookHandler, limits: BodyLimits, fix: string): WebhookRoute {
+function webhookRoute(handle: WebhookHandler, limits: BodyLimits, readBody: RoutePlatform['readBody'], fix: string): WebhookRoute {
   return {
     handle,
     maxBodyBytes: limits.maxBytes,
@@ -149,7 +153,12 @@ function webhookRoute(handle: WebhookHandler, limits: BodyLimits, fix: string): 
         );
       }
       if (body.kind === 'bytes') return handle({ method, headers, body: body.bytes, waitUntil });
-      const read = body.kind === 'consumed' ? Promise.resolve({ kind: 'consumed' } as const) : readBody(body.stream, limits);
+      const read =
+        body.kind === 'consumed'
+          ? Promise.resolve({ kind: 'consumed' } as const)
+          : body.read !== undefined
+            ? body.read(body.stream, limits)
+            : readBody(body.stream, limits);
       return read.then((result) =>
         result.kind === 'ok'
           ? handle({ method, headers, body: result.bytes, waitUntil })

@@ -315,7 +315,7 @@ describe('ctx.fetchResult reads the authoritative result by refId', () => {
     await client.close();
   });
 
-  it('without a client, or for an unidentifiable event, onEvent fails and the delivery is retried', async () => {
+  it('without a client, for an unidentifiable event, or with a client made by hand, onEvent fails and the delivery is retried', async () => {
     const build = builds[0][1];
     const errors: unknown[] = [];
     const handlerWith = (client: ReturnType<typeof createClient> | undefined) =>
@@ -333,7 +333,11 @@ describe('ctx.fetchResult reads the authoritative result by refId', () => {
     const client = createClient({ apiKey: 'sk_test', baseUrl: server.url });
     expect((await handlerWith(undefined)(post(EVENT, svixHeaders(EVENT, { id: 'm1' })))).status).toBe(500);
     expect((await handlerWith(client)(post('{"hello":1}', svixHeaders('{"hello":1}', { id: 'm2' })))).status).toBe(500);
-    expect(errors.map((e) => (e as { code: string }).code)).toEqual(['invalid_config', 'invalid_argument']);
+    // The reading comes with the client createClient makes (a webhook-only bundle carries none of it): one made by hand says so.
+    const handMade = { kyb: { getCase: async () => ({}) }, kyc: { getResult: async () => ({}) } } as unknown as typeof client;
+    expect((await handlerWith(handMade)(post(EVENT, svixHeaders(EVENT, { id: 'm3' })))).status).toBe(500);
+    expect(errors.map((e) => (e as { code: string }).code)).toEqual(['invalid_config', 'invalid_argument', 'invalid_config']);
+    expect((errors[2] as Error).message).toMatch(/ctx\.fetchResult\(\) needs a client made by createClient or clientFromEnv/);
     await client.close();
   });
 });

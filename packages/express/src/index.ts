@@ -1,4 +1,4 @@
-import { createVerikitRoutes, type InviteHandler, type VerikitRoutesOptions, type WebhookBodySource } from '@verikit/core';
+import { createVerikitRoutes, type InviteHandler, readNodeBody, type VerikitRoutesOptions, type WebhookBodySource } from '@verikit/core';
 import { type Request, type RequestHandler, type Response, Router } from 'express';
 
 /** Options of {@link verikitRouter}: the webhook and invite routes, each mounted only when given. */
@@ -19,7 +19,7 @@ function bodySource(req: Request): WebhookBodySource {
   // The stream itself says it was read: body-parser 2 (Express 5's) does not set the `req._body`
   // flag that Express 4's own parsers check, so that flag cannot be trusted.
   if (req.readableEnded) return { kind: 'consumed' };
-  return { kind: 'stream', stream: req };
+  return { kind: 'stream', stream: req, read: readNodeBody };
 }
 
 /**

@@ -1,7 +1,8 @@
 import {
-  type BodyStream,
   createVerikitRoutes,
   type InviteHandler,
+  type NodeReadableLike,
+  readNodeBody,
   type VerikitClient,
   type VerikitRoutesOptions,
   webhookResponses,
@@ -58,7 +59,11 @@ const plugin: FastifyPluginAsync<VerikitPluginOptions> = async (fastify, options
           // A promise chain rather than an async function: one promise and one turn fewer per delivery.
           handler: (req, reply) =>
             webhook
-              .receive({ method: req.method, headers: req.headers, body: { kind: 'stream', stream: req.body as BodyStream | undefined } })
+              .receive({
+                method: req.method,
+                headers: req.headers,
+                body: { kind: 'stream', stream: req.body as NodeReadableLike | undefined, read: readNodeBody },
+              })
               .then((answer) => send(reply, answer)),
         });
       }

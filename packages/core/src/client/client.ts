@@ -1,18 +1,20 @@
 import { ConfigurationError, InvalidArgumentError } from '../errors.js';
-import { INVITE_HANDLER, type InviteCapableClient } from '../invite/from-client.js';
-import { createInviteHandler } from '../invite/handler.js';
+import { buildInviteRoutes } from '../invite/routes.js';
 import { trackCreation } from '../ledger/tracked-create.js';
 import { buildVerificationLink, readTokenExpiry } from '../link/link.js';
 import type { KybCaseDetails, KybCreateCaseResponse, KybDocumentFile, KybFlowsResponse, SignedDocumentUrl } from '../schemas/kyb.js';
 import type { KycCreateSessionResponse, KycResult } from '../schemas/kyc.js';
 import type { KycDecision } from '../schemas/kyc-values.js';
 import { VERSION } from '../version.js';
+import type { FetchedResult } from '../webhook/handler.js';
+import type { EventSubject } from '../webhook/identify.js';
 import { SignedUrlCache } from './document-cache.js';
 import { type DocumentDownload, openSignedUrl } from './download.js';
 import { UnexpectedResponseError } from './errors.js';
 import { type CallOptions, Executor } from './execute.js';
 import { type ClientOptions, resolveOptions } from './options.js';
 import { encodeSegment, resolveApiPath } from './path.js';
+import { CLIENT_EXTRAS, type ClientExtras, type ClientWithExtras } from './seam.js';
 import type { Transport } from './transport.js';
 
 /** Input of `client.kyb.createCase` (spec 4.1). Business details are collected in the hosted flow, not here. */
@@ -121,7 +123,7 @@ export function createClientWithTransport(
   transport: Transport,
   platformAgent: string,
   loadParsers: ParsersSource,
-): InviteCapableClient {
+): ClientWithExtras {
   const resolved = resolveOptions(options, platformAgent, VERSION);
   const executor = new Executor(resolved, transport);
   const tracked = trackCreation(options.ledger, options.ledgerSchedule);
@@ -268,6 +270,17 @@ export function createClientWithTransport(
     },
     assertLinksConfigured,
     close: () => transport.close(),
-    [INVITE_HANDLER]: createInviteHandler,
+    [CLIENT_EXTRAS]: EXTRAS,
   };
 }
+
+/** The authoritative result behind a webhook's subject, read by refId through `client` (the one the handler was given). */
+async function fetchSubjectResult(client: VerikitClient, subject: EventSubject | null): Promise<FetchedResult> {
+  if (subject === null)
+    throw new InvalidArgumentError('could not tell which case or user this event is about; pass identify to the handler');
+  return subject.kind === 'kyb'
+    ? { kind: 'kyb', refId: subject.refId, result: await client.kyb.getCase(subject.refId) }
+    : { kind: 'kyc', refId: subject.refId, result: await client.kyc.getResult(subject.refId) };
+}
+
+const EXTRAS: ClientExtras = { buildInviteRoutes, fetchResult: fetchSubjectResult };

@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from '../errors.js';
 import type { SignedDocumentUrl } from '../schemas/kyb.js';
-import { readBody } from '../util/read-body.js';
+import { readWebBody } from '../util/read-body.js';
 import { type RequestContext, StorageRefusedError, TimeoutError } from './errors.js';
 import { type Transport, transportFailure } from './transport.js';
 import { type WritableLike, type WriteOutcome, writeBody } from './write-to.js';
@@ -79,7 +79,7 @@ export async function openSignedUrl(
       };
     }
     // A refusal body is read only so far and so long: storage may answer slowly, or endlessly.
-    const read = await readBody(response.body, { maxBytes: REFUSAL_BYTES, timeoutMs });
+    const read = await readWebBody(response.body, { maxBytes: REFUSAL_BYTES, timeoutMs });
     return { refused: new StorageRefusedError(response.status, read.kind === 'ok' ? parsedOrText(read.bytes) : undefined, context) };
   } catch (error) {
     throw transportFailure(error, signal, context, timedOut);

@@ -1,4 +1,4 @@
-import { readBody } from '../util/read-body.js';
+import { readWebBody } from '../util/read-body.js';
 import {
   type BufferedResponse,
   type StreamingResponse,
@@ -32,7 +32,7 @@ export function createFetchTransport(fetchImpl: typeof fetch = globalThis.fetch)
           throw tooLarge;
         }
         // Counted as it arrives, so an endless answer stops at the cap rather than filling memory.
-        const read = await readBody(response.body, { maxBytes: request.maxResponseBytes, timeoutMs: request.timeoutMs });
+        const read = await readWebBody(response.body, { maxBytes: request.maxResponseBytes, timeoutMs: request.timeoutMs });
         if (read.kind === 'too-large') throw tooLarge;
         if (read.kind !== 'ok') throw signal.reason ?? new Error(`response body ${read.kind}`);
         return { status: response.status, header: headerOf(response), text: decoder.decode(read.bytes) };

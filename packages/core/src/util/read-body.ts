@@ -17,6 +17,9 @@ export interface NodeReadableLike {
 /** A raw request body still to be read: a Web stream (Hono, Workers) or a Node stream (Express, Fastify). */
 export type BodyStream = ReadableStream<Uint8Array> | NodeReadableLike;
 
+/** Reads one kind of body stream within the limits: {@link readWebBody}, or `readNodeBody` for a Node readable. */
+export type BodyReader<S> = (stream: S, limits: BodyLimits) => Promise<BodyRead>;
+
 /** Limits for reading a body. */
 export interface BodyLimits {
   /** Stop and refuse once more than this many bytes have arrived, whatever Content-Length said. */
@@ -37,29 +40,33 @@ export type BodyRead =
   /** The stream failed (the sender went away). */
   | { kind: 'failed' };
 
-const isWebStream = (source: BodyStream): source is ReadableStream<Uint8Array> =>
+/** Whether a body stream is a Web stream (else a Node-style readable). */
+export const isWebStream = (source: BodyStream): source is ReadableStream<Uint8Array> =>
   typeof (source as ReadableStream<Uint8Array>).getReader === 'function';
 
 /** Collects chunks up to a byte limit; the bytes are joined once, at the end. */
-class Collector {
-  private readonly chunks: Uint8Array[] = [];
-  private size = 0;
+export class Collector {
+  readonly #chunks: Uint8Array[] = [];
+  readonly #maxBytes: number;
+  #size = 0;
 
-  constructor(private readonly maxBytes: number) {}
+  constructor(maxBytes: number) {
+    this.#maxBytes = maxBytes;
+  }
 
   /** Adds a chunk; false once the limit is passed (the chunk is not kept). */
   add(chunk: Uint8Array): boolean {
-    this.size += chunk.byteLength;
-    if (this.size > this.maxBytes) return false;
-    this.chunks.push(chunk);
+    this.#size += chunk.byteLength;
+    if (this.#size > this.#maxBytes) return false;
+    this.#chunks.push(chunk);
     return true;
   }
 
   bytes(): Uint8Array {
-    if (this.chunks.length === 1) return this.chunks[0] as Uint8Array;
-    const out = new Uint8Array(this.size);
+    if (this.#chunks.length === 1) return this.#chunks[0] as Uint8Array;
+    const out = new Uint8Array(this.#size);
     let offset = 0;
-    for (const chunk of this.chunks) {
+    for (const chunk of this.#chunks) {
       out.set(chunk, offset);
       offset += chunk.byteLength;
     }
@@ -68,16 +75,12 @@ class Collector {
 }
 
 /**
- * Reads a request body, counting bytes as they arrive and stopping at `maxBytes` or `timeoutMs`,
- * so a chunked or slow body can neither fill memory nor hold a connection. The deadline timer is
- * armed inside the request, where every runtime lets it fire.
+ * Reads a body from a Web stream (a request's, a fetch response's), counting bytes as they arrive
+ * and stopping at `maxBytes` or `timeoutMs`, so a chunked or slow body can neither fill memory nor
+ * hold a connection. The deadline timer is armed inside the request, where every runtime lets it fire.
  */
-export function readBody(source: BodyStream | null | undefined, limits: BodyLimits): Promise<BodyRead> {
-  if (source === null || source === undefined) return Promise.resolve({ kind: 'ok', bytes: new Uint8Array(0) });
-  return isWebStream(source) ? readWebStream(source, limits) : readNodeStream(source, limits);
-}
-
-async function readWebStream(stream: ReadableStream<Uint8Array>, limits: BodyLimits): Promise<BodyRead> {
+export async function readWebBody(stream: ReadableStream<Uint8Array> | null | undefined, limits: BodyLimits): Promise<BodyRead> {
+  if (stream === null || stream === undefined) return { kind: 'ok', bytes: new Uint8Array(0) };
   if (stream.locked) return { kind: 'consumed' };
   const reader = stream.getReader();
   const collector = new Collector(limits.maxBytes);
@@ -102,37 +105,8 @@ async function readWebStream(stream: ReadableStream<Uint8Array>, limits: BodyLim
   }
 }
 
-function readNodeStream(stream: NodeReadableLike, limits: BodyLimits): Promise<BodyRead> {
-  if (stream.readableEnded || stream.destroyed) return Promise.resolve({ kind: 'consumed' });
-  return new Promise((resolve) => {
-    const collector = new Collector(limits.maxBytes);
-    let settled = false;
-    const finish = (read: BodyRead): void => {
-      if (settled) return;
-      settled = true;
-      deadline.cancel();
-      // A stream that ended emits nothing more, so its listeners are left to go with it. One cut
-      // short is paused, not destroyed: the answer (413, 408) must still reach the sender.
-      if (read.kind !== 'ok') {
-        stream.removeListener('data', onData);
-        stream.pause();
-      }
-      resolve(read);
-    };
-    const onData = (chunk: Uint8Array): void => {
-      if (!collector.add(chunk)) finish({ kind: 'too-large' });
-    };
-    const onFailure = (): void => finish({ kind: 'failed' });
-    const deadline = armDeadline(limits, () => finish({ kind: 'timeout' }));
-    stream.on('data', onData);
-    stream.on('end', () => finish({ kind: 'ok', bytes: collector.bytes() }));
-    stream.on('error', onFailure);
-    stream.on('close', onFailure);
-  });
-}
-
 /** Arms the read's deadline on the route's deadlines when given, else on a timer of its own. */
-function armDeadline(limits: BodyLimits, onExpire: () => void): { cancel(): void } {
+export function armDeadline(limits: BodyLimits, onExpire: () => void): { cancel(): void } {
   if (limits.deadlines !== undefined) return limits.deadlines.arm(onExpire);
   const timer = setTimeout(onExpire, limits.timeoutMs);
   return { cancel: () => clearTimeout(timer) };

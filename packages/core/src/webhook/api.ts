@@ -1,7 +1,6 @@
-import { type AdapterInfo, createRoutesWith, type VerikitRoutes, type VerikitRoutesOptions } from '../routes.js';
+import { type AdapterInfo, createRoutesWith, type RoutePlatform, type VerikitRoutes, type VerikitRoutesOptions } from '../routes.js';
 import type { TelemetryOption } from '../telemetry/api.js';
 import type { WebhookObserver } from '../telemetry/seam.js';
-import type { DeadlinesFactory } from '../util/deadlines.js';
 import { type FetchWebhookHandler, type FetchWebhookOptions, fetchWebhookHandlerWith } from './fetch-handler.js';
 import { createHandlerWith, type WebhookHandler, type WebhookHandlerOptions } from './handler.js';
 import type { HmacEngine } from './hmac.js';
@@ -24,10 +23,9 @@ export interface VerifyWebhookInput extends Omit<WebhookVerifierOptions, 'secret
   body: WebhookBody;
 }
 
-/** What the webhook functions are bound to in each build: its HMAC engine, its deadlines, and how it reads the `telemetry` option. */
-export interface WebhookPlatform<Key> {
+/** What the webhook functions are bound to in each build: its HMAC engine, its deadlines and body reader, and how it reads the `telemetry` option. */
+export interface WebhookPlatform<Key> extends RoutePlatform {
   engine: HmacEngine<Key>;
-  makeDeadlines: DeadlinesFactory;
   /** How deliveries are traced and answers measured for a `telemetry` option; `undefined` when they are not. */
   observe: (telemetry: TelemetryOption) => WebhookObserver | undefined;
 }
@@ -65,7 +63,7 @@ export const verikitRoutesOn =
   <Key>(platform: WebhookPlatform<Key>) =>
   <Req>(options: VerikitRoutesOptions<Req>, adapter?: AdapterInfo): VerikitRoutes<Req> => {
     const observer = platform.observe(options?.webhook?.telemetry);
-    const routes = createRoutesWith(options, (o) => handlerOn(platform, o, observer), platform.makeDeadlines, adapter);
+    const routes = createRoutesWith(options, (o) => handlerOn(platform, o, observer), platform, adapter);
     const route = routes.webhook;
     return route === undefined || observer === undefined
       ? routes
