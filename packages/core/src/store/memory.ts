@@ -1,4 +1,4 @@
-import { ConfigurationError } from '../errors.js';
+import { positiveInteger, positiveNumber } from '../util/option-checks.js';
 import {
   type ClaimOptions,
   type ClaimResult,
@@ -32,13 +32,17 @@ class Entry implements Lease {
 
   constructor(
     readonly id: string,
-    private readonly serial: number,
+    serial: number,
     public expiresAt: number,
-  ) {}
+  ) {
+    this.#serial = serial;
+  }
+
+  readonly #serial: number;
 
   /** Made when read (callers log it; this store never compares it), so a claim allocates no string. */
   get owner(): string {
-    return `memory:${this.serial}`;
+    return `memory:${this.#serial}`;
   }
 }
 
@@ -53,59 +57,56 @@ const SWEEP_INTERVAL_MS = 1_000;
  * store (`@verikit/postgres`, `@verikit/redis`).
  */
 export class MemoryIdempotencyStore implements IdempotencyStore {
-  private readonly entries = new Map<string, Entry>();
-  private readonly retentionMs: number;
-  private readonly maxEntries: number;
-  private readonly now: () => number;
-  private owners = 0;
-  private nextSweep = Number.NEGATIVE_INFINITY;
-  private nextFullSweep = Number.NEGATIVE_INFINITY;
+  readonly #entries = new Map<string, Entry>();
+  readonly #retentionMs: number;
+  readonly #maxEntries: number;
+  readonly #now: () => number;
+  #owners = 0;
+  #nextSweep = Number.NEGATIVE_INFINITY;
+  #nextFullSweep = Number.NEGATIVE_INFINITY;
 
   constructor(options: MemoryIdempotencyStoreOptions = {}) {
-    this.retentionMs = options.retentionMs ?? DEFAULT_RETENTION_MS;
-    this.maxEntries = options.maxEntries ?? 100_000;
-    this.now = options.clock ?? (() => performance.now());
-    if (!(this.retentionMs > 0)) throw new ConfigurationError('retentionMs', 'retentionMs must be positive');
-    if (!(this.maxEntries >= 1) || !Number.isInteger(this.maxEntries))
-      throw new ConfigurationError('maxEntries', 'maxEntries must be a positive integer');
+    this.#retentionMs = positiveNumber('retentionMs', options.retentionMs, DEFAULT_RETENTION_MS, 'milliseconds');
+    this.#maxEntries = positiveInteger('maxEntries', options.maxEntries, 100_000);
+    this.#now = options.clock ?? (() => performance.now());
   }
 
   /** Number of ids currently remembered (leased or done, expired ones not yet swept included). */
   get size(): number {
-    return this.entries.size;
+    return this.#entries.size;
   }
 
   async claim(id: string, options: ClaimOptions): Promise<ClaimResult> {
-    const now = this.now();
-    if (now >= this.nextSweep) {
-      this.nextSweep = now + SWEEP_INTERVAL_MS;
-      this.sweep(now, false);
+    const now = this.#now();
+    if (now >= this.#nextSweep) {
+      this.#nextSweep = now + SWEEP_INTERVAL_MS;
+      this.#sweep(now, false);
     }
-    const entry = this.entries.get(id);
+    const entry = this.#entries.get(id);
     if (entry !== undefined && entry.expiresAt > now) return entry.done ? DONE : IN_PROGRESS;
-    if (entry === undefined && this.entries.size >= this.maxEntries) {
-      if (now >= this.nextFullSweep) {
-        this.nextFullSweep = now + SWEEP_INTERVAL_MS;
-        this.sweep(now, true);
+    if (entry === undefined && this.#entries.size >= this.#maxEntries) {
+      if (now >= this.#nextFullSweep) {
+        this.#nextFullSweep = now + SWEEP_INTERVAL_MS;
+        this.#sweep(now, true);
       }
       // Never a live lease or an id handled within the retention: refuse rather than forget.
-      if (this.entries.size >= this.maxEntries) throw new StoreFullError(this.maxEntries);
+      if (this.#entries.size >= this.#maxEntries) throw new StoreFullError(this.#maxEntries);
     }
-    const lease = new Entry(id, ++this.owners, now + options.leaseMs);
+    const lease = new Entry(id, ++this.#owners, now + options.leaseMs);
     // A reused (expired) id moves to the end, so the map stays in roughly expiry order for sweepExpired.
-    if (entry !== undefined) this.entries.delete(id);
-    this.entries.set(id, lease);
+    if (entry !== undefined) this.#entries.delete(id);
+    this.#entries.set(id, lease);
     return { status: 'claimed', lease };
   }
 
   async complete(lease: Lease): Promise<LeaseOutcome> {
-    const entry = this.entries.get(lease.id);
-    const expiresAt = this.now() + this.retentionMs;
+    const entry = this.#entries.get(lease.id);
+    const expiresAt = this.#now() + this.#retentionMs;
     if (entry === undefined) {
       // The lease ran out and was swept, and nobody claimed the id since: the work is done, so say so.
-      const done = new Entry(lease.id, ++this.owners, expiresAt);
+      const done = new Entry(lease.id, ++this.#owners, expiresAt);
       done.done = true;
-      this.entries.set(lease.id, done);
+      this.#entries.set(lease.id, done);
       return 'ok';
     }
     if (entry !== lease) return 'stale';
@@ -115,16 +116,16 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   }
 
   async release(lease: Lease): Promise<LeaseOutcome> {
-    const entry = this.entries.get(lease.id);
+    const entry = this.#entries.get(lease.id);
     if (entry !== lease || entry.done) return 'stale';
-    this.entries.delete(lease.id);
+    this.#entries.delete(lease.id);
     return 'ok';
   }
 
   async extend(lease: Lease, options: ClaimOptions): Promise<LeaseOutcome> {
-    const entry = this.entries.get(lease.id);
+    const entry = this.#entries.get(lease.id);
     if (entry !== lease || entry.done) return 'stale';
-    entry.expiresAt = this.now() + options.leaseMs;
+    entry.expiresAt = this.#now() + options.leaseMs;
     return 'ok';
   }
 
@@ -132,9 +133,9 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
    * Drops expired ids: from the front (the oldest claims) up to the first live one, or, at the bound,
    * through the whole map. A live lease or a handled id inside the retention is never dropped.
    */
-  private sweep(now: number, wholeMap: boolean): void {
-    for (const [id, entry] of this.entries) {
-      if (entry.expiresAt <= now) this.entries.delete(id);
+  #sweep(now: number, wholeMap: boolean): void {
+    for (const [id, entry] of this.#entries) {
+      if (entry.expiresAt <= now) this.#entries.delete(id);
       else if (!wholeMap) return;
     }
   }

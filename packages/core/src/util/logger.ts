@@ -61,14 +61,10 @@ export function resolveLogger(option: Logger | false | undefined): Logger {
   if (option === false) return silentLogger;
   for (const level of ['debug', 'info', 'warn', 'error'] as const) {
     if (typeof option?.[level] !== 'function') {
-      throw new ConfigurationError('logger', `logger must have debug, info, warn and error methods (pino and console do), or be false`);
+      throw new ConfigurationError('logger', `logger must have debug, info, warn and error methods, or be false`);
     }
   }
   // Called as methods: pino's and console's need their `this`.
-  return {
-    debug: (fields, message) => option.debug(fields, message),
-    info: (fields, message) => option.info(fields, message),
-    warn: (fields, message) => option.warn(fields, message),
-    error: (fields, message) => option.error(fields, message),
-  };
+  // Used as given: verikit only ever calls its methods on it, so `this` stays the logger's own.
+  return option;
 }
