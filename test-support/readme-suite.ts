@@ -72,8 +72,8 @@ export function readmeServerSuite(start: StartSnippet, shape: ServerShape = {}):
     try {
       await client.kyb.createCase({ refId: 'readme-biz' });
       fake.kyb.setStatus('readme-biz', 'IN_REVIEW');
-      const output = await snippet.waitFor('onEvent failed');
-      expect(output).toMatch(/verikit: webhook onEvent failed; answered 500.*id=msg_[\w-]+.*AuthenticationError/);
+      const output = await snippet.waitFor('webhook delivery failed');
+      expect(output).toMatch(/verikit: webhook delivery failed \(id=msg_[\w-]+ stage=event\): AuthenticationError/);
       await fake.webhooks.settle().catch(() => undefined); // every retry answered (500s) before reading the whole log
       expect(snippet.output()).not.toMatch(/uncaught/i);
       expect(output).not.toContain(fake.credentials.webhookSecret);

@@ -14,7 +14,7 @@ import { FixedPathRouter } from './fixed-path-router.js';
 export type VerikitAppOptions = VerikitRoutesOptions<Context> | ((c: Context) => VerikitRoutesOptions<Context>);
 
 const RAW_BODY_FIX =
-  'A middleware read c.req.raw first: read bodies through c.req (c.req.json(), c.req.text()), which keeps the bytes, or mount verikitApp before it.';
+  'A middleware read c.req.raw first: read bodies through c.req (c.req.json(), c.req.text() keep the bytes), or mount verikitApp before it.';
 
 const respond = (answer: { status: number; headers: Record<string, string>; body: string }) =>
   new Response(answer.body === '' ? null : answer.body, { status: answer.status, headers: answer.headers });

@@ -117,19 +117,6 @@ export type WebhookErrorStage =
   | 'late-complete'
   | 'late-release';
 
-/** What each stage's failure means for the delivery, as logged. */
-const STAGE_MESSAGES: Record<WebhookErrorStage, string> = {
-  event: 'webhook onEvent failed; answered 500, the sender will retry',
-  'late-event': 'webhook onEvent failed after its deadline (answered 503); the sender will retry',
-  accept: 'webhook inbox could not store the delivery; answered 503, the sender will retry',
-  claim: 'webhook store could not claim the delivery; answered 503, the sender will retry',
-  complete: 'webhook store could not record a handled delivery; a repeat may run onEvent again',
-  release: 'webhook store could not release a failed delivery; a retry waits for its lease to run out',
-  extend: 'webhook store could not extend the lease of a running onEvent',
-  'late-complete': 'webhook store could not record a delivery handled after its deadline; a repeat may run onEvent again',
-  'late-release': 'webhook store could not release a delivery that failed after its deadline',
-};
-
 /** A request as any framework can give it. */
 export interface WebhookRequest {
   method: string;
@@ -172,16 +159,12 @@ export function createHandlerWith(
     throw new ConfigurationError('secret', 'give secret or secrets, not both');
   const inbox = options.inbox;
   if (inbox !== undefined) {
-    if (options.store !== undefined) throw new ConfigurationError('inbox', 'give store (inline mode) or inbox (inbox mode), not both');
-    if (options.onEvent !== undefined)
-      throw new ConfigurationError('onEvent', 'in inbox mode onEvent belongs to createInboxWorker, which runs it from the inbox');
+    if (options.store !== undefined) throw new ConfigurationError('inbox', 'give store or inbox, not both');
+    if (options.onEvent !== undefined) throw new ConfigurationError('onEvent', 'in inbox mode, onEvent goes to createInboxWorker');
     if (typeof inbox.accept !== 'function') throw new ConfigurationError('inbox', 'inbox must have accept(delivery)');
   } else {
     if (options.store === undefined || typeof options.store.claim !== 'function')
-      throw new ConfigurationError(
-        'store',
-        'store is required (an IdempotencyStore, e.g. new MemoryIdempotencyStore()), or inbox for inbox mode',
-      );
+      throw new ConfigurationError('store', 'store is required (e.g. new MemoryIdempotencyStore()), or inbox for inbox mode');
     if (typeof options.onEvent !== 'function') throw new ConfigurationError('onEvent', 'onEvent is required');
   }
   // Narrowed by the checks above: the inline path below runs only without an inbox.
@@ -201,9 +184,13 @@ export function createHandlerWith(
   const retryAfter = { 'retry-after': String(Math.ceil(Math.min(leaseMs, 30_000) / 1000)) };
   const logger = resolveLogger(options.logger);
   const onError = options.onError;
-  /** Every failure: logged (a lost lease as a warning: the store changed nothing), then told to `onError`. */
+  /**
+   * Every failure: logged (a lost lease as a warning: the store changed nothing), then told to
+   * `onError`. One message for all, the stage saying what failed: what each means for the delivery
+   * is in the README's stage table, not in every bundle that ships this handler.
+   */
   const report = (error: unknown, context: { id: string; stage: WebhookErrorStage }): void => {
-    logger[failureLevel(error)]({ id: context.id, stage: context.stage, err: error }, STAGE_MESSAGES[context.stage]);
+    logger[failureLevel(error)]({ id: context.id, stage: context.stage, err: error }, 'webhook delivery failed');
     onError?.(error, context);
   };
   /** A refused delivery: a debug line with its reason code (never the body), then the answer. */
