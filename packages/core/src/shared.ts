@@ -173,7 +173,7 @@ export {
   type LeaseOutcome,
   StoreFullError,
 } from './store/store.js';
-export { StorageTimeoutError, withTimeout } from './store/timeout.js';
+export { StorageTimeoutError, sharedTimeouts, withTimeout } from './store/timeout.js';
 export type { OpenTelemetryInstrumentation } from './telemetry/seam.js';
 export type { OpenTelemetryApi, TelemetryOption } from './telemetry/tracing.js';
 export { consoleLogger, describeError, type LogFields, type Logger, resolveLogger } from './util/logger.js';

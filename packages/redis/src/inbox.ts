@@ -18,7 +18,7 @@ import { answerWhen, LOST, NOT_A_JOB } from './bull-errors.js';
 import { isCluster, queueHashTag } from './cluster.js';
 import { createInboxAdmin, type EventData, type RedisRetentionOptions, resolveRetention } from './inbox-admin.js';
 import { jobIdFor, legacyJobIdFor } from './job-id.js';
-import { checkPrefix, type RedisBaseOptions, type RedisClient, resolveBaseOptions, withTimeout } from './options.js';
+import { checkPrefix, type RedisBaseOptions, type RedisClient, redisTimeouts, resolveBaseOptions } from './options.js';
 import type { PersistenceReport } from './persistence.js';
 import { redactingErrors, withoutCommandArgs } from './redact.js';
 import { defineScript } from './scripts.js';
@@ -130,6 +130,8 @@ function workerConnection(redis: RedisClient): RedisClient {
  */
 export function createRedisInbox(options: RedisInboxOptions): RedisInbox {
   const { redis, retentionMs, logger, persistence, timeoutMs } = resolveBaseOptions(options, 'createRedisInbox');
+  // One interval sweeps the deadlines of this instance's calls: a timer per call cost the accept route about a microsecond.
+  const bounded = redisTimeouts(timeoutMs);
   const retention = resolveRetention(options);
   const sealer = createPayloadSealer(options.encryption);
   const open = async (stored: string, id: string): Promise<string> =>
@@ -271,7 +273,7 @@ export function createRedisInbox(options: RedisInboxOptions): RedisInbox {
           ? add()
           : legacyJob(delivery.id).then((legacy) => (legacy === undefined ? add() : legacy)),
       );
-      await withTimeout(adding, timeoutMs, 'the accept');
+      await bounded(adding, 'the accept');
       // BullMQ's add does not say whether the id was new: a repeat is answered the same, and changes nothing.
       return 'accepted';
     },
@@ -386,7 +388,7 @@ export function createRedisInbox(options: RedisInboxOptions): RedisInbox {
         STATS_KEYS.map((state) => queue.toKey(state)),
         [queue.toKey('')],
       );
-      const [pending, retrying, dead, oldest] = (await withTimeout(reading, timeoutMs, 'reading stats')) as number[];
+      const [pending, retrying, dead, oldest] = (await bounded(reading, 'reading stats')) as number[];
       const oldestAt = oldest === undefined || oldest < 0 ? null : oldest;
       return {
         pending: pending ?? 0,
@@ -412,7 +414,7 @@ export function createRedisInbox(options: RedisInboxOptions): RedisInbox {
       // BullMQ reads the server's INFO as a queue opens (on a Cluster perhaps from a node still connecting) and its
       // close() does not wait for that read: were the app to quit its client meanwhile, the read's failure would be an
       // 'error' nobody hears, ending the process. Bounded, so a Redis that is down cannot hold close() up.
-      await withTimeout(queue.waitUntilReady(), timeoutMs, 'the queue opening').catch(() => {});
+      await bounded(queue.waitUntilReady(), 'the queue opening').catch(() => {});
       await queue.close();
       workerRedis?.disconnect();
     },

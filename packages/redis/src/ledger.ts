@@ -31,7 +31,7 @@ import {
   STATS,
   TRACK,
 } from './ledger-scripts.js';
-import { checkPrefix, type RedisBaseOptions, resolveBaseOptions, withTimeout } from './options.js';
+import { checkPrefix, type RedisBaseOptions, redisTimeouts, resolveBaseOptions } from './options.js';
 import type { PersistenceReport } from './persistence.js';
 import { redactingErrors } from './redact.js';
 import { defineScript } from './scripts.js';
@@ -145,7 +145,7 @@ export function createRedisLedger(options: RedisLedgerOptions): RedisLedger {
     list: defineScript(redis, LIST, keys.indexes.length),
     stats: defineScript(redis, STATS, 1 + keys.indexes.length),
   };
-  const bounded = <T>(call: Promise<T>, what: string): Promise<T> => withTimeout(call, timeoutMs, what);
+  const bounded = redisTimeouts(timeoutMs);
 
   const lockOf = (key: LedgerKey, token: string, at: unknown, fields: unknown): LedgerLock => ({
     key,

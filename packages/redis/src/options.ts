@@ -1,11 +1,4 @@
-import {
-  withTimeout as boundCall,
-  ConfigurationError,
-  DEFAULT_RETENTION_MS,
-  type Logger,
-  resolveLogger,
-  StorageTimeoutError,
-} from '@verikit/core';
+import { ConfigurationError, DEFAULT_RETENTION_MS, type Logger, resolveLogger, StorageTimeoutError, sharedTimeouts } from '@verikit/core';
 import type { Cluster, Redis } from 'ioredis';
 import { type PersistencePolicy, persistenceGuard } from './persistence.js';
 
@@ -42,9 +35,9 @@ export class RedisTimeoutError extends StorageTimeoutError {
   }
 }
 
-/** Core's `withTimeout`, rejecting with {@link RedisTimeoutError}: a call that answers after the deadline is let go. */
-export const withTimeout = <T>(call: Promise<T>, timeoutMs: number, what: string): Promise<T> =>
-  boundCall(call, timeoutMs, what, RedisTimeoutError);
+/** Core's `sharedTimeouts`, rejecting with {@link RedisTimeoutError}: a call that answers after the deadline is let go. */
+export const redisTimeouts = (timeoutMs: number): (<T>(call: Promise<T>, what: string) => Promise<T>) =>
+  sharedTimeouts(timeoutMs, RedisTimeoutError);
 
 /** The shared options, checked at creation so a wrong one fails at startup and not at the first delivery. */
 export function resolveBaseOptions(options: RedisBaseOptions, factory: string) {
