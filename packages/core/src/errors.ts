@@ -56,7 +56,7 @@ export class InvalidArgumentError extends VerikitError {
   }
 }
 
-/** Client or handler options are missing or malformed; thrown at creation, never at first use. */
+/** Client or handler options are missing or malformed: thrown at creation; an integration that hands a route a body it cannot read fails that request with one. */
 export class ConfigurationError extends VerikitError {
   override name = 'ConfigurationError';
   /** The option or environment variable at fault. */

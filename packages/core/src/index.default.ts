@@ -5,6 +5,7 @@ import { createFetchTransport } from './client/transport-fetch.js';
 import { webAesGcm } from './privacy/aes-web.js';
 import { createSealerWith, type EncryptionOptions, type PayloadSealer } from './privacy/seal.js';
 import type { AdapterInfo, VerikitRoutes, VerikitRoutesOptions } from './routes.js';
+import { type SharedTimeouts, sharedTimeoutsOn } from './store/timeout.js';
 import { webObserver } from './telemetry/seam.js';
 import { TimerDeadlines } from './util/deadlines.js';
 import type { NodeRequestLike } from './util/node-request.js';
@@ -103,3 +104,9 @@ export const createFetchWebhookHandler: (options: FetchWebhookOptions) => FetchW
  */
 export const createPayloadSealer = (option: EncryptionOptions | undefined): PayloadSealer | undefined =>
   createSealerWith(webAesGcm, option);
+
+/**
+ * `withTimeout` for the many calls of a store, all bounded by one `timeoutMs`. Here a timer per call
+ * (a Worker cancels a request's timers when it ends); Node's build sweeps them with one interval.
+ */
+export const sharedTimeouts: SharedTimeouts = /* @__PURE__ */ sharedTimeoutsOn((lengthMs) => new TimerDeadlines(lengthMs));

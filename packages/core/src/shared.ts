@@ -173,9 +173,10 @@ export {
   type LeaseOutcome,
   StoreFullError,
 } from './store/store.js';
-export { StorageTimeoutError, sharedTimeouts, withTimeout } from './store/timeout.js';
+export { type SharedTimeouts, StorageTimeoutError, withTimeout } from './store/timeout.js';
 export type { OpenTelemetryInstrumentation } from './telemetry/seam.js';
 export type { OpenTelemetryApi, TelemetryOption } from './telemetry/tracing.js';
+export type { Deadline, Deadlines } from './util/deadlines.js';
 export { consoleLogger, describeError, type LogFields, type Logger, resolveLogger } from './util/logger.js';
 export type { NodeRequestLike } from './util/node-request.js';
 export type { BodyLimits, BodyRead, BodyReader, BodyStream, NodeReadableLike } from './util/read-body.js';

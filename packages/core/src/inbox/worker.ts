@@ -47,7 +47,7 @@ export interface InboxWorkerOptions<Tx = unknown, LedgerTx = unknown>
   ledger?: LedgerEngine<LedgerTx>;
   /** With a `ledger`: your reaction to one change of a verification, in the transaction that records it. */
   onChange?(ctx: LedgerChangeContext<LedgerTx>): unknown;
-  /** The API client, for `ctx.fetchResult()`. */
+  /** The API client for `ctx.fetchResult()`, made by `createClient` or `clientFromEnv` (it carries the reading). */
   client?: VerikitClient;
   /** Maps an event to `{ kind, refId }` when `ctx.subject` is first read (default: a best-effort reading). */
   identify?: IdentifyEvent;

@@ -66,6 +66,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   #nextFullSweep = Number.NEGATIVE_INFINITY;
 
   constructor(options: MemoryIdempotencyStoreOptions = {}) {
+    // Finite: an id kept for good would fill the store to maxEntries and refuse every claim after.
     this.#retentionMs = positiveNumber('retentionMs', options.retentionMs, DEFAULT_RETENTION_MS, 'milliseconds');
     this.#maxEntries = positiveInteger('maxEntries', options.maxEntries, 100_000);
     this.#now = options.clock ?? (() => performance.now());

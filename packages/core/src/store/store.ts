@@ -58,7 +58,7 @@ export class StoreFullError extends VerikitError {
   constructor(maxEntries: number) {
     super(
       'store_full',
-      `the idempotency store is full (maxEntries ${maxEntries}, every id leased or within its retention): raise maxEntries or use a shared store`,
+      `the idempotency store is full (maxEntries ${maxEntries} ids, none expired): raise maxEntries or use a shared store`,
     );
     this.maxEntries = maxEntries;
   }
@@ -71,7 +71,7 @@ export class LeaseLostError extends VerikitError {
   readonly id: string;
 
   constructor(id: string, action: 'complete' | 'release' | 'extend' | 'fail') {
-    super('lease_lost', `the lease on ${JSON.stringify(id)} was no longer this handler's, so ${action} changed nothing`);
+    super('lease_lost', `the lease on ${JSON.stringify(id)} was lost, so ${action} changed nothing`);
     this.id = id;
   }
 }

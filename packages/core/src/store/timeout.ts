@@ -1,5 +1,5 @@
 import { VerikitError } from '../errors.js';
-import { DeadlineSweeper, type Deadlines, TimerDeadlines } from '../util/deadlines.js';
+import { type Deadlines, type DeadlinesFactory, TimerDeadlines } from '../util/deadlines.js';
 
 /**
  * A database or Redis did not answer one of verikit's calls in time (down, unreachable, or every
@@ -33,23 +33,19 @@ export function withTimeout<T>(
   return raceTimeout(call, new TimerDeadlines(timeoutMs), () => new TimedOut(what, timeoutMs));
 }
 
-/**
- * {@link withTimeout} for the many calls of a store's hot path, all bounded by one `timeoutMs`:
- * their deadlines share one interval that sweeps them (arming one appends to a list, where a timer
- * of its own costs about a microsecond per call), and fire up to a tenth of `timeoutMs` (at most
- * 250 ms) late. For long-running processes (Node, Bun, Deno): a Worker cancels an interval left
- * by a request.
- * @example
- * const bounded = sharedTimeouts(5_000);
- * const status = await bounded(redis.evalsha(claim, 1, key), 'a claim');
- */
-export function sharedTimeouts(
+/** The signature of `sharedTimeouts`: a bound of `timeoutMs` for each call given. */
+export type SharedTimeouts = (
   timeoutMs: number,
-  TimedOut: new (what: string, timeoutMs: number) => Error = StorageTimeoutError,
-): <T>(call: PromiseLike<T>, what: string) => Promise<T> {
-  const deadlines = new DeadlineSweeper(timeoutMs);
-  return (call, what) => raceTimeout(call, deadlines, () => new TimedOut(what, timeoutMs));
-}
+  TimedOut?: new (what: string, timeoutMs: number) => Error,
+) => <T>(call: PromiseLike<T>, what: string) => Promise<T>;
+
+/** `sharedTimeouts` over a build's deadlines: one sweeping interval on Node, a timer per call elsewhere. */
+export const sharedTimeoutsOn =
+  (makeDeadlines: DeadlinesFactory): SharedTimeouts =>
+  (timeoutMs, TimedOut = StorageTimeoutError) => {
+    const deadlines = makeDeadlines(timeoutMs);
+    return (call, what) => raceTimeout(call, deadlines, () => new TimedOut(what, timeoutMs));
+  };
 
 function raceTimeout<T>(call: PromiseLike<T>, deadlines: Deadlines, timedOut: () => Error): Promise<T> {
   return new Promise<T>((resolve, reject) => {

@@ -86,7 +86,14 @@ export class DeadlineSweeper implements Deadlines {
   private readonly tickMs: number;
   private timer: ReturnType<typeof setInterval> | undefined;
 
-  constructor(private readonly lengthMs: number) {
+  /**
+   * `holdsProcess`: whether a pending deadline keeps the process alive. A webhook route's work keeps
+   * its own server alive, so its sweeper need not; a store's call may have nothing else holding it.
+   */
+  constructor(
+    private readonly lengthMs: number,
+    private readonly holdsProcess = false,
+  ) {
     this.tickMs = Math.max(1, Math.min(250, Math.floor(lengthMs / 10)));
   }
 
@@ -99,8 +106,7 @@ export class DeadlineSweeper implements Deadlines {
     this.tail = node;
     if (this.timer === undefined) {
       this.timer = setInterval(() => this.sweep(), this.tickMs);
-      // Pending work keeps its own server alive; the sweeper alone must not hold the process open.
-      (this.timer as { unref?: () => void }).unref?.();
+      if (!this.holdsProcess) (this.timer as { unref?: () => void }).unref?.();
     }
     return node;
   }

@@ -3,7 +3,7 @@ import type { VerikitRoutes, VerikitRoutesOptions, WebhookRoute, WebhookRouteOpt
 
 /** Options of {@link FetchWebhookHandler}: the webhook route's, plus the client `ctx.fetchResult()` reads through. */
 export type FetchWebhookOptions = WebhookRouteOptions & {
-  /** The API client, for `ctx.fetchResult()` (inline mode). */
+  /** The API client for `ctx.fetchResult()` (inline mode), made by `createClient` or `clientFromEnv`. */
   client?: VerikitClient;
 };
 

@@ -42,7 +42,7 @@ export interface WebhookHandlerBaseOptions {
   secret?: string;
   /** Several secrets during a rotation; any one may sign. */
   secrets?: readonly string[];
-  /** The API client, for `ctx.fetchResult()`. */
+  /** The API client for `ctx.fetchResult()`, made by `createClient` or `clientFromEnv` (it carries the reading). */
   client?: VerikitClient;
   /** Maps an event to `{ kind, refId }` when `ctx.subject` is first read (default: a best-effort reading; the spec shows no event shape). */
   identify?: IdentifyEvent;
