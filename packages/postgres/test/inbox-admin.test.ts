@@ -110,6 +110,7 @@ function adminSuite(name: string, open: () => Promise<{ db: Queryable; close(): 
         [schema],
       );
       expect(columns).toEqual([{ is_nullable: 'YES' }]);
+      expect(await fillfactorOf(schema)).toEqual(['fillfactor=80']);
       const { rows: indexes } = await db.query('SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = $2 ORDER BY 1', [
         schema,
         'verikit_inbox',
@@ -137,6 +138,26 @@ function adminSuite(name: string, open: () => Promise<{ db: Queryable; close(): 
       expect(await inbox.erase({ kind: 'kyb', refId: 'old-3' })).toEqual({ erased: 1 });
       expect(await inbox.accept({ id: 'msg_new', timestamp: 1, body: '{}' })).toBe('accepted');
     });
+
+    it('the inbox table leaves room on its pages for a lease to stay HOT (fillfactor 80), and keeps a fillfactor an operator set', async () => {
+      const fresh = `${prefix}_${++schemas}`;
+      const inbox = createPostgresInbox({ db, schema: fresh, pruneIntervalMs: 0 });
+      inboxes.push(inbox);
+      await inbox.migrate();
+      expect(await fillfactorOf(fresh)).toEqual(['fillfactor=80']);
+      await db.query(`ALTER TABLE ${fresh}.verikit_inbox SET (fillfactor = 60)`);
+      await inbox.migrate();
+      expect(await fillfactorOf(fresh)).toEqual(['fillfactor=60']);
+    });
+
+    /** The inbox table's fillfactor setting, as the catalog holds it (none: PostgreSQL's default, 100). */
+    async function fillfactorOf(schema: string): Promise<string[]> {
+      const { rows } = await db.query(
+        "SELECT option FROM pg_class, unnest(reloptions) AS option WHERE pg_class.oid = $1::regclass AND option LIKE 'fillfactor=%'",
+        [`${schema}.verikit_inbox`],
+      );
+      return rows.map((row: { option: string }) => row.option);
+    }
 
     // The race is staged by wrapping PGlite's query (a pool's statements run on its clients); the SQL is the server's too.
     if (embedded)
