@@ -12,6 +12,18 @@ const serverAvailable = await requireService('PostgreSQL', POSTGRES_URL);
 const BOUND_MS = 500;
 let schemas = 0;
 
+// Every schema these tests make on the server starts with this process's prefix: dropped at the end.
+afterAll(async () => {
+  if (!serverAvailable) return;
+  const pool = new pg.Pool({ connectionString: POSTGRES_URL, max: 1 });
+  try {
+    const { rows } = await pool.query('SELECT nspname FROM pg_namespace WHERE nspname LIKE $1', [`verikit_health_${process.pid}_%`]);
+    for (const row of rows) await pool.query(`DROP SCHEMA IF EXISTS "${row.nspname}" CASCADE`);
+  } finally {
+    await pool.end();
+  }
+});
+
 function statsSuite(name: string, open: () => Promise<{ db: Queryable; close(): Promise<void> }>) {
   describe(`${name}: inbox stats and health`, () => {
     let db: Queryable;
