@@ -156,7 +156,7 @@ function adminSuite(name: string, open: () => Promise<{ db: Queryable; close(): 
         "SELECT option FROM pg_class, unnest(reloptions) AS option WHERE pg_class.oid = $1::regclass AND option LIKE 'fillfactor=%'",
         [`${schema}.verikit_inbox`],
       );
-      return rows.map((row: { option: string }) => row.option);
+      return rows.map((row) => String(row.option));
     }
 
     // The race is staged by wrapping PGlite's query (a pool's statements run on its clients); the SQL is the server's too.
