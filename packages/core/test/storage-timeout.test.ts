@@ -1,14 +1,14 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { StorageTimeoutError, sharedTimeouts, VerikitError, withTimeout } from '../src/index.node.js';
 
-describe('withTimeout', () => {
-  beforeEach(() => {
-    vi.useFakeTimers();
-  });
-  afterEach(() => {
-    vi.useRealTimers();
-  });
+beforeEach(() => {
+  vi.useFakeTimers();
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
 
+describe('withTimeout', () => {
   it('settles as the call does when it answers in time, and leaves no timer behind', async () => {
     await expect(withTimeout(Promise.resolve('rows'), 1_000, 'a claim')).resolves.toBe('rows');
     await expect(withTimeout(Promise.reject(new Error('refused')), 1_000, 'a claim')).rejects.toThrow('refused');
@@ -48,13 +48,6 @@ describe('withTimeout', () => {
 });
 
 describe('sharedTimeouts', () => {
-  beforeEach(() => {
-    vi.useFakeTimers();
-  });
-  afterEach(() => {
-    vi.useRealTimers();
-  });
-
   it('settles each call as it does when it answers in time, and stops its one interval once nothing is pending', async () => {
     const bounded = sharedTimeouts(1_000);
     const calls = [bounded(Promise.resolve('rows'), 'a claim'), bounded(Promise.reject(new Error('refused')), 'a claim')];
