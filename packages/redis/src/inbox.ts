@@ -14,6 +14,7 @@ import {
   PayloadSealError,
 } from '@verikit/core';
 import { Job, Queue, UnrecoverableError, Worker } from 'bullmq';
+import { closeBull } from './bull-close.js';
 import { answerWhen, LOST, NOT_A_JOB } from './bull-errors.js';
 import { isCluster, queueHashTag } from './cluster.js';
 import { createInboxAdmin, type EventData, type RedisRetentionOptions, resolveRetention } from './inbox-admin.js';
@@ -410,13 +411,13 @@ export function createRedisInbox(options: RedisInboxOptions): RedisInbox {
           .get(event.owner)
           ?.moveToWait(event.owner)
           .catch(() => {});
-      await worker?.close();
+      if (worker !== undefined) await closeBull(worker);
+      workerRedis?.disconnect();
       // BullMQ reads the server's INFO as a queue opens (on a Cluster perhaps from a node still connecting) and its
       // close() does not wait for that read: were the app to quit its client meanwhile, the read's failure would be an
       // 'error' nobody hears, ending the process. Bounded, so a Redis that is down cannot hold close() up.
       await bounded(queue.waitUntilReady(), 'the queue opening').catch(() => {});
-      await queue.close();
-      workerRedis?.disconnect();
+      await closeBull(queue);
     },
   });
 }

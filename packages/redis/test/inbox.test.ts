@@ -41,6 +41,32 @@ describe.runIf(serverAvailable)('the Redis inbox on BullMQ, on the real server',
     broken.disconnect();
   });
 
+  it('closed while Redis is down, the inbox lets the client end later without an unhandled rejection', async () => {
+    // The client gives up reconnecting (and ends) only when told: after the inbox is closed.
+    let giveUp = false;
+    const broken = new Redis('redis://127.0.0.1:1', { maxRetriesPerRequest: 0, retryStrategy: () => (giveUp ? null : 50) });
+    broken.on('error', () => {});
+    const inbox = createRedisInbox({ redis: broken, prefix: `{verikit-test-${run}-late}`, timeoutMs: 200, logger: false });
+    const unhandled: unknown[] = [];
+    const hear = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', hear);
+    try {
+      await expect(inbox.accept({ id: 'msg_late', timestamp: 1, body: '{}' })).rejects.toMatchObject({ code: 'timeout' });
+      // A lease on a down Redis waits for it (as BullMQ's workers do); it opens the worker's connections.
+      void inbox.lease('late', 1, 5_000).catch(() => {});
+      await inbox.close();
+      const ended = new Promise((resolve) => broken.once('end', resolve));
+      giveUp = true;
+      await ended;
+      // The opening's failure follows 'end' by a few ticks; a macrotask later it has been heard, or reported.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', hear);
+      broken.disconnect();
+    }
+  });
+
   it('accepts made together are each answered once their job is stored, a repeat among them stored once', async () => {
     // A client of its own: closing the inbox ends the client it was given.
     const own = new Redis(REDIS_URL);
