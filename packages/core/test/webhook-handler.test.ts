@@ -172,6 +172,27 @@ describe.each(builds)('createWebhookHandler, %s', (_name, build) => {
     expect(onEvent).toHaveBeenCalledTimes(2);
   });
 
+  it.each([
+    ['an async', async () => Promise.reject(new Error('nope'))],
+    [
+      'a synchronous',
+      () => {
+        throw new Error('nope');
+      },
+    ],
+  ])('%s onEvent failing while the logger and onError throw -> 500 and the id released, never a hang', async (kind, failing) => {
+    const boom = () => {
+      throw new Error('the log sink is down');
+    };
+    let calls = 0;
+    const onEvent = vi.fn(() => (++calls === 1 ? failing() : undefined));
+    const { handle } = make({ onEvent, onError: boom, logger: { error: boom, warn: boom, info: boom, debug: boom } });
+    const delivery = post(EVENT, svixHeaders(EVENT, { id: `msg_loud_${kind.split(' ')[1]}` }));
+    expect((await handle(delivery)).status).toBe(500);
+    expect((await handle(delivery)).status).toBe(204);
+    expect(onEvent).toHaveBeenCalledTimes(2);
+  });
+
   it('identify runs when ctx.subject is first read, once; one that throws gives a null subject', async () => {
     const identify = vi.fn(() => ({ kind: 'kyb' as const, refId: 'biz-1' }));
     const seen: unknown[] = [];

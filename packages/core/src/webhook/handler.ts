@@ -58,7 +58,8 @@ export interface WebhookHandlerBaseOptions {
   now?: () => number;
   /**
    * Told about every failure, with the delivery id and where it happened: `onEvent` (`event`,
-   * `late-event` after the deadline), the store or inbox (the other stages). Also logged.
+   * `late-event` after the deadline), the store or inbox (the other stages). Also logged. What it
+   * throws is ignored: the delivery is answered as it would have been.
    */
   onError?: (error: unknown, context: { id: string; stage: WebhookErrorStage }) => void;
   /**
@@ -187,11 +188,16 @@ export function createHandlerWith(
   /**
    * Every failure: logged (a lost lease as a warning: the store changed nothing), then told to
    * `onError`. One message for all, the stage saying what failed: what each means for the delivery
-   * is in the README's stage table, not in every bundle that ships this handler.
+   * is in the README's stage table, not in every bundle that ships this handler. Told, never
+   * trusted: a logger or onError that throws must not change the answer, hang it or keep the lease.
    */
   const report = (error: unknown, context: { id: string; stage: WebhookErrorStage }): void => {
-    logger[failureLevel(error)]({ id: context.id, stage: context.stage, err: error }, 'webhook delivery failed');
-    onError?.(error, context);
+    try {
+      logger[failureLevel(error)]({ id: context.id, stage: context.stage, err: error }, 'webhook delivery failed');
+    } catch {}
+    try {
+      onError?.(error, context);
+    } catch {}
   };
   /** A refused delivery: a debug line with its reason code (never the body), then the answer. */
   const refuse = (answer: WebhookResponse, code: string, fields: { id?: string; reason?: string } = {}): WebhookResponse => {
