@@ -25,13 +25,18 @@ const RAW_BODY_FIX =
 
 /**
  * Sends the answer and returns nothing: a handler's promise that resolved to the reply (itself a
- * thenable) would cost every request a thenable job and a call of `reply.then`, for nothing.
+ * thenable) would cost every request a thenable job and a call of `reply.then`, for nothing. What
+ * fails goes, as Fastify sends a handler's rejection, to the scope's error handler (500).
  */
 function send(reply: FastifyReply, answer: { status: number; headers: Record<string, string>; body: string }): void {
-  reply
-    .code(answer.status)
-    .headers(answer.headers)
-    .send(answer.body === '' ? undefined : answer.body);
+  try {
+    reply
+      .code(answer.status)
+      .headers(answer.headers)
+      .send(answer.body === '' ? undefined : answer.body);
+  } catch (error) {
+    reply.send(error);
+  }
 }
 
 const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
@@ -56,15 +61,20 @@ const plugin: FastifyPluginAsync<VerikitPluginOptions> = async (fastify, options
         scope.route({
           method: [...ALL_METHODS],
           url: '/webhook',
-          // A promise chain rather than an async function: one promise and one turn fewer per delivery.
-          handler: (req, reply) =>
+          // Returns nothing, sending from the chain: a promise handed back to Fastify would cost every
+          // delivery one more promise and reaction (its check that the reply was sent).
+          handler: (req, reply) => {
             webhook
               .receive({
                 method: req.method,
                 headers: req.headers,
                 body: { kind: 'stream', stream: req.body as NodeReadableLike | undefined, read: readNodeBody },
               })
-              .then((answer) => send(reply, answer)),
+              .then(
+                (answer) => send(reply, answer),
+                (error: unknown) => reply.send(error),
+              );
+          },
         });
       }
       const invite = (url: string, handle: InviteHandler<FastifyRequest>) =>

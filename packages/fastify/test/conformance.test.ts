@@ -1,4 +1,8 @@
+import { MemoryIdempotencyStore } from '@verikit/core';
+import { signWebhook } from '@verikit/testing';
 import Fastify, { type FastifyRequest } from 'fastify';
+import { request } from 'undici';
+import { describe, expect, it } from 'vitest';
 import { conformanceSuite } from '../../../test-support/conformance.js';
 import { verikitPlugin } from '../src/index.js';
 
@@ -26,4 +30,34 @@ conformanceSuite<FastifyRequest>({
     const url = await app.listen({ port: 0, host: '127.0.0.1' });
     return { url, close: () => app.close() };
   },
+});
+
+describe('the Fastify plugin, when core fails', () => {
+  it('a webhook route whose answer fails (a debug logger that throws on a refusal) -> 500 from the scope, no hang, nothing unhandled', async () => {
+    const secret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+    const boom = () => {
+      throw new Error('the log sink is down');
+    };
+    const unhandled: unknown[] = [];
+    const hear = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', hear);
+    const app = Fastify();
+    try {
+      await app.register(verikitPlugin, {
+        prefix: '/verikit',
+        webhook: { secret, store: new MemoryIdempotencyStore(), onEvent: () => {} },
+        // A refusal is a debug line: the logger throws there, so core's answer itself fails.
+        logger: { error: boom, warn: boom, info: boom, debug: boom },
+      });
+      const url = await app.listen({ port: 0, host: '127.0.0.1' });
+      const signed = signWebhook({ secret: 'whsec_c29tZW9uZSBlbHNlJ3Mgc2VjcmV0IGtleSEh', payload: { type: 'kyb.case.status_changed' } });
+      const response = await request(`${url}/verikit/webhook`, { method: 'POST', headers: signed.headers, body: signed.body });
+      expect([response.statusCode, await response.body.json()]).toEqual([500, { error: 'internal_error' }]);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', hear);
+      await app.close();
+    }
+  });
 });
