@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   createWebhookHandler,
@@ -138,5 +139,97 @@ describe('MemoryIdempotencyStore on contract v2', () => {
     expect(errors).toHaveLength(1);
     expect(errors[0]).toMatchObject({ stage: 'claim', error: { code: 'store_full', maxEntries: 1 } });
     expect((await handle(delivery('msg_1'))).status).toBe(204);
+  });
+
+  it('keeps a lease that outlives many retentions, and a handled id to the end of its retention and no longer', async () => {
+    let now = 0;
+    const store = new MemoryIdempotencyStore({ retentionMs: 100, clock: () => now });
+    const slow = claimed(await store.claim('slow', { leaseMs: 1_000 }));
+    now = 90;
+    const quick = claimed(await store.claim('quick', { leaseMs: 50 }));
+    now = 95;
+    expect(await store.complete(quick)).toBe('ok'); // handled at 95: done until 195
+    for (now = 100; now <= 400; now += 5) {
+      await store.claim(`other-${now}`, { leaseMs: 10 }); // other ids come and go meanwhile
+      expect((await store.claim('slow', { leaseMs: 10 })).status).toBe('in-progress');
+      const again = await store.claim('quick', { leaseMs: 10 });
+      expect(again.status).toBe(now < 195 ? 'done' : 'claimed');
+      if (again.status === 'claimed') expect(await store.release(again.lease)).toBe('ok');
+    }
+    expect(await store.complete(slow)).toBe('ok'); // completed at 405, four retentions after its claim
+    now = 504;
+    expect((await store.claim('slow', { leaseMs: 10 })).status).toBe('done');
+    now = 505;
+    expect((await store.claim('slow', { leaseMs: 10 })).status).toBe('claimed');
+  });
+
+  it('answers every claim as a store that forgets nothing early would (model-based, random clocks and owners)', async () => {
+    type Op =
+      | { kind: 'advance'; ms: number }
+      | { kind: 'claim'; id: number; leaseMs: number }
+      | { kind: 'complete' | 'release'; lease: number }
+      | { kind: 'extend'; lease: number; leaseMs: number };
+    const op: fc.Arbitrary<Op> = fc.oneof(
+      fc.record({ kind: fc.constant('advance' as const), ms: fc.integer({ min: 0, max: 60 }) }),
+      fc.record({ kind: fc.constant('claim' as const), id: fc.integer({ min: 0, max: 2 }), leaseMs: fc.integer({ min: 1, max: 300 }) }),
+      fc.record({ kind: fc.constantFrom('complete' as const, 'release' as const), lease: fc.nat() }),
+      fc.record({ kind: fc.constant('extend' as const), lease: fc.nat(), leaseMs: fc.integer({ min: 1, max: 300 }) }),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 1, max: 200 }), fc.array(op, { maxLength: 120 }), async (retentionMs, ops) => {
+        let now = 0;
+        const store = new MemoryIdempotencyStore({ retentionMs, clock: () => now });
+        // The model: per id, the last claim's lease and until when it holds (as a lease, or as handled).
+        const model = new Map<string, { lease: Lease; done: boolean; until: number }>();
+        const leases: Lease[] = [];
+        const live = (id: string) => {
+          const entry = model.get(id);
+          return entry !== undefined && entry.until > now ? entry : undefined;
+        };
+        for (const step of ops) {
+          if (step.kind === 'advance') {
+            now += step.ms;
+            continue;
+          }
+          if (step.kind === 'claim') {
+            const id = `msg_${step.id}`;
+            const held = live(id);
+            const result = await store.claim(id, { leaseMs: step.leaseMs });
+            expect(result.status).toBe(held === undefined ? 'claimed' : held.done ? 'done' : 'in-progress');
+            if (result.status === 'claimed') {
+              leases.push(result.lease);
+              model.set(id, { lease: result.lease, done: false, until: now + step.leaseMs });
+            }
+            continue;
+          }
+          const lease = leases[step.lease % Math.max(1, leases.length)];
+          if (lease === undefined) continue;
+          const entry = model.get(lease.id);
+          const mine = entry !== undefined && entry.lease === lease && !entry.done;
+          // Past its time an entry may already be forgotten: then the owner's call may find the id free.
+          const forgettable = entry === undefined || entry.until <= now;
+          if (step.kind === 'complete') {
+            const outcome = await store.complete(lease);
+            if (mine || entry === undefined) expect(outcome).toBe('ok');
+            // Completing twice changes nothing either way: 'ok' (the id stays handled) or 'stale'.
+            else if (!forgettable && entry.lease !== lease) expect(outcome).toBe('stale');
+            if (outcome === 'ok') model.set(lease.id, { lease, done: true, until: now + retentionMs });
+          } else if (step.kind === 'release') {
+            const outcome = await store.release(lease);
+            if (mine && !forgettable) expect(outcome).toBe('ok');
+            else if (!mine) expect(outcome).toBe('stale');
+            if (outcome === 'ok') model.delete(lease.id);
+            else if (mine) model.delete(lease.id); // an expired lease, already forgotten by the store
+          } else if (step.kind === 'extend') {
+            const outcome = await store.extend(lease, { leaseMs: step.leaseMs });
+            if (mine && !forgettable) expect(outcome).toBe('ok');
+            else if (!mine) expect(outcome).toBe('stale');
+            if (outcome === 'ok' && entry !== undefined) entry.until = now + step.leaseMs;
+            else if (mine) model.delete(lease.id);
+          }
+        }
+      }),
+      { numRuns: 1_000 },
+    );
   });
 });
