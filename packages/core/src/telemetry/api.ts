@@ -57,6 +57,11 @@ export interface OpenTelemetryApi {
       startSpan(name: string, options: { kind: number }, context: unknown): OtelSpan;
     };
     setSpan(context: unknown, span: OtelSpan): unknown;
+    /**
+     * The global tracer provider. The API's own hands out an SDK's tracer through
+     * `getDelegateTracer` once an SDK is registered, and undefined until then.
+     */
+    getTracerProvider?(): object;
   };
   context: { active(): unknown; with<F>(context: unknown, fn: () => F): F };
   propagation: {

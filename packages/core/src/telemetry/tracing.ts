@@ -76,10 +76,22 @@ export function loadAutoApi(): Promise<OpenTelemetryApi | null> {
 /** The imported API: `undefined` while the import is under way (or not started), `null` where it is not installed. */
 export const importedApi = (): OpenTelemetryApi | null | undefined => autoApi;
 
+/**
+ * Whether an SDK is registered to record spans, asked at every span so that one registered later
+ * is used from then on. Only the API's own global provider can say it is not (its delegate is
+ * missing); any other provider is taken to be an SDK's.
+ */
+function sdkRegistered(api: OpenTelemetryApi, scope: string, version: string): boolean {
+  const provider = api.trace.getTracerProvider?.() as { getDelegateTracer?(name: string, version?: string): unknown } | undefined;
+  return typeof provider?.getDelegateTracer !== 'function' || provider.getDelegateTracer(scope, version) !== undefined;
+}
+
 function traced(api: OpenTelemetryApi, scope: string, version: string): Tracing['span'] {
   const tracer = api.trace.getTracer(scope, version);
   const kinds = { server: api.SpanKind.SERVER, client: api.SpanKind.CLIENT, consumer: api.SpanKind.CONSUMER };
   return (name, kind, headers, work) => {
+    // The API without an SDK would only make a no-op span: none is made, no header read.
+    if (!sdkRegistered(api, scope, version)) return work(undefined);
     const traceparent = headers === undefined ? undefined : rawHeader(headers, 'traceparent');
     let parent = api.context.active();
     if (typeof traceparent === 'string') {
