@@ -266,11 +266,13 @@ export function createRedisInbox(options: RedisInboxOptions): RedisInbox {
       const body = sealer === undefined ? delivery.body : await sealer.seal(delivery.body, delivery.id);
       // Written in this order, the body last: the pruning scripts cut it off there (inbox-scripts.ts).
       const data: EventData = { id: delivery.id, timestamp: delivery.timestamp, body };
-      const add = () => queue.add('event', data, { jobId: jobIdFor(delivery.id) });
+      const jobId = jobIdFor(delivery.id);
+      const add = () => queue.add('event', data, { jobId });
       // A repeat of a delivery accepted by versions up to 0.1, under another job id: still a repeat. Svix's
-      // ids had no other id then, so they go straight to the add, without a lookup's hop on the hot path.
+      // ids, the only ones kept as they are, had no other id then: they go straight to the add, without
+      // a lookup's hop or a second reading of the id on the hot path.
       const adding = persistence.before(() =>
-        legacyJobIdFor(delivery.id) === undefined
+        jobId === delivery.id || legacyJobIdFor(delivery.id) === undefined
           ? add()
           : legacyJob(delivery.id).then((legacy) => (legacy === undefined ? add() : legacy)),
       );
