@@ -21,6 +21,7 @@ import {
   statement,
   wholeMs,
 } from './db.js';
+import { createDoneBatcher } from './done-batch.js';
 import { createInboxAdmin } from './inbox-admin.js';
 import { checkCanListen, listen } from './listener.js';
 import { migrateSchema } from './migrate.js';
@@ -93,9 +94,9 @@ RETURNING id, payload, svix_timestamp, attempts, received_at`);
     `UPDATE ${table} SET leased_until = ${msFromNow('$3')} WHERE id = $1 AND owner = $2 AND state IN ('pending', 'done') RETURNING 1 AS ok`,
   );
   // With no payload retention the body goes as the event is done, in the same statement.
-  const doneSql = statement(
-    `UPDATE ${table} SET state = 'done', next_run_at = NULL, finished_at = now(), leased_until = NULL${retention.payloadRetentionMs === 0 ? ', payload = NULL' : ''} WHERE id = $1 AND owner = $2 AND state = 'pending' RETURNING 1 AS ok`,
-  );
+  const doneSet = `state = 'done', next_run_at = NULL, finished_at = now(), leased_until = NULL${retention.payloadRetentionMs === 0 ? ', payload = NULL' : ''}`;
+  const doneSql = statement(`UPDATE ${table} SET ${doneSet} WHERE id = $1 AND owner = $2 AND state = 'pending' RETURNING 1 AS ok`);
+  const markDone = createDoneBatcher({ bound, table, set: doneSet });
   const failSql = statement(`UPDATE ${table} SET owner = NULL, leased_until = NULL, last_error = $3,
   state = CASE WHEN $4::double precision IS NULL THEN 'dead' ELSE 'pending' END,
   next_run_at = CASE WHEN $4::double precision IS NULL THEN NULL ELSE ${msFromNow('$4')} END,
@@ -199,6 +200,7 @@ FROM pending`);
           if ((await doneSql.run(tx, [event.id, event.owner])).rows.length > 0) return true;
           throw new LeaseGone();
         },
+        alone: () => markDone({ id: event.id, owner: event.owner }),
       }).catch((error: unknown) => {
         if (error instanceof LeaseGone) return false;
         throw error;

@@ -107,6 +107,37 @@ function inboxSuite(name: string, open: () => Promise<{ db: Queryable; close(): 
       expect(await inbox.accept({ id: 'msg_turn_7', timestamp: 1, body: '{}' })).toBe('duplicate');
     });
 
+    it('events whose work writes nothing, finished in one turn, are marked done by one UPDATE each 64; a lease gone elsewhere is answered stale', async () => {
+      const { inbox, schema } = await fresh();
+      for (let i = 0; i < 70; i++) await inbox.accept({ id: `msg_done_${String(i).padStart(2, '0')}`, timestamp: 1, body: '{}' });
+      const leased = await inbox.lease('w1', 70, 60_000);
+      expect(leased).toHaveLength(70);
+      // msg_done_03's lease ran out and another worker took it.
+      await db.query(`UPDATE ${schema}.verikit_inbox SET owner = 'w2' WHERE id = 'msg_done_03'`);
+      const outcomes = await Promise.all(leased.map((event) => inbox.complete(event, async () => {})));
+      expect(leased.filter((_, i) => outcomes[i] === 'stale').map((event) => event.id)).toEqual(['msg_done_03']);
+      expect(outcomes.filter((outcome) => outcome === 'ok')).toHaveLength(69);
+      const { rows } = await db.query(
+        `SELECT state, owner, count(*)::int AS events, count(DISTINCT xmin::text)::int AS statements FROM ${schema}.verikit_inbox GROUP BY state, owner ORDER BY state`,
+      );
+      expect(rows).toEqual([
+        { state: 'done', owner: 'w1', events: 69, statements: 2 },
+        { state: 'pending', owner: 'w2', events: 1, statements: 1 },
+      ]);
+    });
+
+    it('an UPDATE marking events done that fails fails each completion in it, and every event stays pending, to run again', async () => {
+      const { inbox, schema } = await fresh();
+      for (const id of ['a', 'b', 'c']) await inbox.accept({ id, timestamp: 1, body: '{}' });
+      const leased = await inbox.lease('w1', 3, 60_000);
+      await db.query(`ALTER TABLE ${schema}.verikit_inbox ADD CONSTRAINT refuse_done CHECK (state <> 'done') NOT VALID`);
+      const outcomes = await Promise.allSettled(leased.map((event) => inbox.complete(event, async () => {})));
+      expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected', 'rejected']);
+      expect(String((outcomes[0] as PromiseRejectedResult).reason)).toMatch(/refuse_done/);
+      const { rows } = await db.query(`SELECT id, state FROM ${schema}.verikit_inbox ORDER BY id`);
+      expect(rows).toEqual(['a', 'b', 'c'].map((id) => ({ id, state: 'pending' })));
+    });
+
     it('accept refuses a row PostgreSQL could not store (NUL, a timestamp not in whole seconds) alone, not with its turn', async () => {
       const { inbox } = await fresh();
       const answers = await Promise.allSettled([
