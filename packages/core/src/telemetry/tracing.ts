@@ -22,8 +22,8 @@ export type SpanKindName = 'server' | 'client' | 'consumer';
 /** Runs work inside a span, or straight through when there is no OpenTelemetry API. */
 export interface Tracing {
   /**
-   * False once spans are known to be off (`false`, or the API looked for and missing): a hot path
-   * then calls its work directly.
+   * False while spans are known to be off (`false`, the API looked for and missing, or no SDK
+   * registered yet): a hot path then calls its work directly, with no closure made for a span.
    */
   enabled(): boolean;
   /**
@@ -151,7 +151,7 @@ export function telemetryApi(option: TelemetryOption): OpenTelemetryApi | false 
 
 /** Spans through `api`. */
 export const apiTracing = (api: OpenTelemetryApi, scope: string, version: string): Tracing => ({
-  enabled: () => true,
+  enabled: () => sdkRegistered(api, scope, version),
   span: traced(api, scope, version),
 });
 
@@ -173,7 +173,8 @@ export function resolveTracing(option: TelemetryOption, scope: string, version: 
     withApi ??= traced(autoApi, scope, version);
     return withApi(name, kind, headers, work);
   };
-  return { enabled: () => autoApi !== null, span };
+  // While the import is under way the answer is not known: the span waits for it.
+  return { enabled: () => (autoApi === undefined ? true : autoApi !== null && sdkRegistered(autoApi, scope, version)), span };
 }
 
 /** The instrumentation scope of verikit's spans. */
