@@ -70,3 +70,31 @@ describe('how the webhook route reads a body stream on each build', () => {
     expect(await deliver(webBuild, 'msg_web_stream', body)).toEqual({ status: 204, seen: ['msg_web_stream'] });
   });
 });
+
+describe('readNodeBody and its deadline', () => {
+  /** Deadlines that fire only when told to, counting those armed. */
+  function manualDeadlines() {
+    const armed: Array<() => void> = [];
+    return { armed, deadlines: { arm: (onExpire: () => void) => (armed.push(onExpire), { cancel: () => {} }) } };
+  }
+
+  it('arms no deadline for a request whose whole body has arrived (IncomingMessage.complete), and reads it', async () => {
+    const { armed, deadlines } = manualDeadlines();
+    const stream = Object.assign(new PassThrough(), { complete: true });
+    stream.end(BODY);
+    const read = await nodeBuild.readNodeBody(stream, { maxBytes: 1_000, timeoutMs: 10, deadlines });
+    expect(read.kind === 'ok' && Buffer.from(read.bytes).toString()).toBe(BODY);
+    expect(armed).toHaveLength(0);
+  });
+
+  it('a body still arriving is timed: past its deadline the read ends as a timeout, its stream paused', async () => {
+    const { armed, deadlines } = manualDeadlines();
+    const stream = Object.assign(new PassThrough(), { complete: false });
+    stream.write(BODY.slice(0, 10));
+    const reading = nodeBuild.readNodeBody(stream, { maxBytes: 1_000, timeoutMs: 10, deadlines });
+    expect(armed).toHaveLength(1);
+    armed[0]?.();
+    expect(await reading).toEqual({ kind: 'timeout' });
+    expect(stream.isPaused()).toBe(true);
+  });
+});

@@ -12,6 +12,8 @@ export interface NodeReadableLike {
   pause(): unknown;
   readonly readableEnded?: boolean;
   readonly destroyed?: boolean;
+  /** Node's `IncomingMessage`: the whole body has arrived (it may still be unread). */
+  readonly complete?: boolean;
 }
 
 /** A raw request body still to be read: a Web stream (Hono, Workers) or a Node stream (Express, Fastify). */

@@ -23,7 +23,7 @@ export function readNodeBody(stream: NodeReadableLike | null | undefined, limits
     const finish = (read: BodyRead): void => {
       if (settled) return;
       settled = true;
-      deadline.cancel();
+      deadline?.cancel();
       // A stream that ended emits nothing more, so its listeners are left to go with it. One cut
       // short is paused, not destroyed: the answer (413, 408) must still reach the sender.
       if (read.kind !== 'ok') {
@@ -36,7 +36,8 @@ export function readNodeBody(stream: NodeReadableLike | null | undefined, limits
       if (!collector.add(chunk)) finish({ kind: 'too-large' });
     };
     const onFailure = (): void => finish({ kind: 'failed' });
-    const deadline = armDeadline(limits, () => finish({ kind: 'timeout' }));
+    // A request whose whole body has arrived only has it to hand over: nothing left to time.
+    const deadline = stream.complete === true ? undefined : armDeadline(limits, () => finish({ kind: 'timeout' }));
     stream.on('data', onData);
     stream.on('end', () => finish({ kind: 'ok', bytes: collector.bytes() }));
     stream.on('error', onFailure);
