@@ -18,7 +18,8 @@ export function decodeSecrets(option: string, input: string | readonly string[] 
   return list.map((secret, index) => {
     const where = list.length > 1 ? `${option}[${index}]` : option;
     if (typeof secret !== 'string' || secret.length === 0) throw new ConfigurationError(option, `${where} is empty`);
-    if (secret.trim() !== secret || /\s/.test(secret))
+    // \s is every character trim() removes, so leading and trailing ones are found too.
+    if (/\s/.test(secret))
       throw new ConfigurationError(option, `${where} contains whitespace: copy it without spaces or newlines`);
     const encoded = secret.startsWith(PREFIX) ? secret.slice(PREFIX.length) : secret;
     if (encoded.length === 0 || !BASE64.test(encoded)) throw new ConfigurationError(option, `${where} is not whsec_ followed by base64`);
