@@ -99,6 +99,21 @@ describe('webhook handler logging', () => {
     expect(printed(lines)).not.toContain(SECRET.slice(6, 20));
   });
 
+  it('a logger that throws changes no answer: a forged delivery is still 400, a good one 204', async () => {
+    const boom = () => {
+      throw new Error('the log sink is down');
+    };
+    const handle = createWebhookHandler({
+      secret: SECRET,
+      store: new MemoryIdempotencyStore(),
+      logger: { debug: boom, info: boom, warn: boom, error: boom },
+      onEvent: () => {},
+    });
+    const forged = { ...svixHeaders(BODY, { id: 'msg_forged_loud' }), 'svix-signature': 'v1,AAAA' };
+    expect((await handle({ method: 'POST', headers: forged, body: BODY })).status).toBe(400);
+    expect((await handle({ method: 'POST', headers: svixHeaders(BODY, { id: 'msg_good_loud' }), body: BODY })).status).toBe(204);
+  });
+
   it('by default a failing onEvent is one line on console.error naming the id; logger: false is silent', async () => {
     const consoleError = vi.spyOn(console, 'error').mockImplementation(() => {});
     try {
@@ -197,6 +212,47 @@ describe('inbox worker logging', () => {
     expect(lines[0]?.fields.retryInMs).toBe(5);
     expect(lines[1]?.message).toMatch(/dead-lettered/);
     expect(printed(lines)).not.toContain('private body text');
+  });
+});
+
+describe('inbox worker with a logger and onError that throw', () => {
+  it('a lease that fails is told to both, and the worker goes on: the event is run once the inbox answers', async () => {
+    const boom = vi.fn(() => {
+      throw new Error('the log sink is down');
+    });
+    let leases = 0;
+    const ran: string[] = [];
+    const engine = {
+      accept: async () => 'accepted' as const,
+      lease: async () => {
+        if (++leases === 1) throw new Error('the inbox is down');
+        return leases === 2 ? [{ id: 'msg_after', timestamp: 1, body: BODY, owner: 'o', attempt: 1 }] : [];
+      },
+      extend: async () => 'ok' as const,
+      complete: async (_event: unknown, work: (tx: null) => Promise<void>) => {
+        await work(null);
+        return 'ok' as const;
+      },
+      fail: async () => 'ok' as const,
+      waitForWork: () => new Promise<void>((resolve) => setTimeout(resolve, 5)),
+      deadLetters: async () => [],
+      replay: async () => false,
+      stats: idleInboxStats,
+    } satisfies InboxEngine<null>;
+    const worker = createInboxWorker({
+      inbox: engine,
+      logger: { debug: boom, info: boom, warn: boom, error: boom },
+      onError: boom,
+      onEvent: (ctx) => {
+        ran.push(ctx.id);
+      },
+    });
+    worker.start();
+    await vi.waitFor(() => expect(ran).toEqual(['msg_after']));
+    await worker.stop();
+    // The lease failure went to the logger (as an error) and to onError, both of which threw.
+    expect(boom).toHaveBeenCalledTimes(2);
+    expect(boom.mock.calls[1]).toEqual([expect.objectContaining({ message: 'the inbox is down' }), { id: undefined, stage: 'lease' }]);
   });
 });
 

@@ -96,6 +96,19 @@ export interface PostgresMaintenance {
   close(): Promise<void>;
 }
 
+/**
+ * Where background failures (pruning, a notification, a late lease handed back) go: `onError`, told
+ * and never trusted, since a throw from it would be an unhandled rejection; else a warning on `console`.
+ */
+function reportTo(onError: ((error: unknown) => void) | undefined, what: string): (error: unknown) => void {
+  if (onError === undefined) return (error) => console.warn(`verikit (${what}): ${String(error)}`);
+  return (error) => {
+    try {
+      onError(error);
+    } catch {}
+  };
+}
+
 /** Checks the shared options once, at creation, and fills their defaults. */
 export function resolveTableOptions(
   options: (PostgresTableOptions & { db: Queryable }) | undefined,
@@ -125,7 +138,7 @@ export function resolveTableOptions(
     retentionMs,
     pruneIntervalMs: options.pruneIntervalMs ?? 60_000,
     pruneBatchSize: options.pruneBatchSize ?? 1_000,
-    report: options.onError ?? ((error: unknown) => console.warn(`verikit (${what}): ${String(error)}`)),
+    report: reportTo(options.onError, what),
     timeoutMs,
   };
 }

@@ -2,7 +2,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { createInboxWorker, createWebhookHandler, type InboxContext, type InboxWorker } from '@verikit/core';
 import { signWebhook } from '@verikit/testing';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { expectHungEventsBounded } from '../../../test-support/inbox-timeout.js';
 import { POSTGRES_URL, requireService } from '../../../test-support/services.js';
 import { serveWebhook } from '../../../test-support/webhook-route.js';
@@ -353,6 +353,37 @@ if (serverAvailable) {
 describe('createPostgresInbox options', () => {
   it('refuses a db that cannot run a transaction on a connection of its own', () => {
     expect(() => createPostgresInbox({ db: { query: async () => ({ rows: [] }) } })).toThrow(/pg Pool or a PGlite instance/);
+  });
+
+  it('an onError that throws is told of a background failure (pruning) and nothing more: no unhandled rejection', async () => {
+    const db = new PGlite();
+    const heard: unknown[] = [];
+    const unhandled: unknown[] = [];
+    const hear = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', hear);
+    const inbox = createPostgresInbox({
+      db,
+      pruneIntervalMs: 10,
+      onError: (error) => {
+        heard.push(error);
+        throw new Error('the alerting sink is down');
+      },
+    });
+    try {
+      await inbox.migrate();
+      await inbox.accept({ id: 'msg_prune', timestamp: 1, body: '{}' });
+      // Every pruning round fails from here on.
+      await db.query('ALTER TABLE verikit.verikit_inbox RENAME TO moved');
+      await vi.waitFor(() => expect(heard.length).toBeGreaterThanOrEqual(2));
+      await inbox.close();
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(String(heard[0])).toMatch(/verikit_inbox/);
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', hear);
+      await inbox.close();
+      await db.close();
+    }
   });
 });
 

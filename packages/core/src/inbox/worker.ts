@@ -9,7 +9,7 @@ import { resolveMeter } from '../telemetry/meter.js';
 import type { Watching } from '../telemetry/stats-gauges.js';
 import { resolveTracing, type SpanRecorder, type TelemetryOption, TRACER_SCOPE } from '../telemetry/tracing.js';
 import { keepLeaseWhile } from '../util/keep-lease.js';
-import { describeError, errorReason, failureLevel, type Logger, resolveLogger } from '../util/logger.js';
+import { describeError, errorReason, failureLevel, type Logger, resolveLogger, tell } from '../util/logger.js';
 import { positiveInteger } from '../util/option-checks.js';
 import { VERSION } from '../version.js';
 import { DeliveryContext } from '../webhook/context.js';
@@ -171,7 +171,7 @@ export function createInboxWorker<Tx, LedgerTx = unknown>(options: InboxWorkerOp
     if (context.stage !== 'event') {
       logger[failureLevel(error)]({ ...context, err: error }, `inbox worker: ${context.stage} failed`);
     }
-    onError?.(error, context);
+    tell(onError, error, context);
   };
   const workerId = crypto.randomUUID();
   const active = new Set<Promise<void>>();

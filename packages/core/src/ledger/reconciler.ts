@@ -1,6 +1,6 @@
 import { ConfigurationError } from '../errors.js';
 import type { Watching } from '../telemetry/stats-gauges.js';
-import { type Logger, resolveLogger } from '../util/logger.js';
+import { type Logger, resolveLogger, tell } from '../util/logger.js';
 import { positiveInteger } from '../util/option-checks.js';
 import { sleep } from '../util/sleep.js';
 import type { LedgerKey } from './ledger.js';
@@ -95,7 +95,7 @@ export function createReconciler<Tx>(options: ReconcilerOptions<Tx>): Reconciler
       if (signal.aborted) return false;
       stats.failures++;
       logger.warn({ kind: lock.key.kind, refId: lock.key.refId, err: error }, 'ledger: a check failed; it is tried again later');
-      options.onError?.(error, lock.key);
+      tell(options.onError, error, lock.key);
     }
     return true;
   };

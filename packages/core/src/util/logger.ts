@@ -55,16 +55,32 @@ export const consoleLogger: Logger = {
 
 const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 
-/** The `logger` option as given: a {@link Logger}, `false` for silence, or undefined for {@link consoleLogger}. */
+const LEVELS = ['debug', 'info', 'warn', 'error'] as const;
+
+/** Calls an integrator's listener (an `onError`): told, never trusted, so one that throws changes nothing. */
+export function tell<A extends unknown[]>(listener: ((...args: A) => unknown) | undefined, ...args: A): void {
+  try {
+    listener?.(...args);
+  } catch {}
+}
+
+/** The `logger` option: a {@link Logger} (guarded: a call that throws is ignored), `false` for silence, or undefined for {@link consoleLogger}. */
 export function resolveLogger(option: Logger | false | undefined): Logger {
   if (option === undefined) return consoleLogger;
   if (option === false) return silentLogger;
-  for (const level of ['debug', 'info', 'warn', 'error'] as const) {
+  for (const level of LEVELS) {
     if (typeof option?.[level] !== 'function') {
       throw new ConfigurationError('logger', `logger must have debug, info, warn and error methods, or be false`);
     }
   }
-  // Called as methods: pino's and console's need their `this`.
-  // Used as given: verikit only ever calls its methods on it, so `this` stays the logger's own.
-  return option;
+  // Told, never trusted: a sink that throws must not turn a refusal into a 500, hang an answer or stop
+  // a worker's loop, so each line is written inside a try. Called as methods: pino's and console's need their `this`.
+  const guarded = {} as Logger;
+  for (const level of LEVELS)
+    guarded[level] = (fields, message) => {
+      try {
+        option[level](fields, message);
+      } catch {}
+    };
+  return guarded;
 }

@@ -189,12 +189,12 @@ export function createHandlerWith(
    * Every failure: logged (a lost lease as a warning: the store changed nothing), then told to
    * `onError`. One message for all, the stage saying what failed: what each means for the delivery
    * is in the README's stage table, not in every bundle that ships this handler. Told, never
-   * trusted: a logger or onError that throws must not change the answer, hang it or keep the lease.
+   * trusted: a logger or onError that throws must not change the answer, hang it or keep the lease
+   * (`resolveLogger` guards the logger's calls).
    */
   const report = (error: unknown, context: { id: string; stage: WebhookErrorStage }): void => {
-    try {
-      logger[failureLevel(error)]({ id: context.id, stage: context.stage, err: error }, 'webhook delivery failed');
-    } catch {}
+    logger[failureLevel(error)]({ id: context.id, stage: context.stage, err: error }, 'webhook delivery failed');
+    // What `tell` does, written out: a Worker's bundle then carries no helper for this one call.
     try {
       onError?.(error, context);
     } catch {}
