@@ -236,7 +236,8 @@ async function drainTogether({ db, fake, schema, keys, plainEvents, concurrency,
   await Promise.all([plainInbox.close(), readInbox.close(), ledgerInbox.close(), client.close(), readClient.close()]);
   await plainPool.query(`DROP SCHEMA ${plainSchema} CASCADE`);
   await readPool.query(`DROP SCHEMA ${readSchema} CASCADE`);
-  if (dry.length > 0) throw new Error(`the ${dry.map(([name]) => name).join(' and ')} inbox ran dry during the measurement: raise its event count`);
+  if (dry.length > 0)
+    throw new Error(`the ${dry.map(([name]) => name).join(' and ')} inbox ran dry during the measurement: raise its event count`);
   if (failedInWindows > 0) throw new Error(`${failedInWindows} ledger observations failed during the drain`);
   return rounds;
 }

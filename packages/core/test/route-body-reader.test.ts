@@ -75,7 +75,11 @@ describe('readNodeBody and its deadline', () => {
   /** Deadlines that fire only when told to, counting those armed. */
   function manualDeadlines() {
     const armed: Array<() => void> = [];
-    return { armed, deadlines: { arm: (onExpire: () => void) => (armed.push(onExpire), { cancel: () => {} }) } };
+    const arm = (onExpire: () => void) => {
+      armed.push(onExpire);
+      return { cancel: () => {} };
+    };
+    return { armed, deadlines: { arm } };
   }
 
   it('arms no deadline for a request whose whole body has arrived (IncomingMessage.complete), and reads it', async () => {

@@ -19,8 +19,7 @@ export function decodeSecrets(option: string, input: string | readonly string[] 
     const where = list.length > 1 ? `${option}[${index}]` : option;
     if (typeof secret !== 'string' || secret.length === 0) throw new ConfigurationError(option, `${where} is empty`);
     // \s is every character trim() removes, so leading and trailing ones are found too.
-    if (/\s/.test(secret))
-      throw new ConfigurationError(option, `${where} contains whitespace: copy it without spaces or newlines`);
+    if (/\s/.test(secret)) throw new ConfigurationError(option, `${where} contains whitespace: copy it without spaces or newlines`);
     const encoded = secret.startsWith(PREFIX) ? secret.slice(PREFIX.length) : secret;
     if (encoded.length === 0 || !BASE64.test(encoded)) throw new ConfigurationError(option, `${where} is not whsec_ followed by base64`);
     const key = Uint8Array.from(atob(encoded), (c) => c.charCodeAt(0));
