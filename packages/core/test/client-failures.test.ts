@@ -472,6 +472,16 @@ describe('hooks', () => {
     ]);
     expect(JSON.stringify(events)).not.toContain(API_KEY);
   });
+
+  it('hooks that throw change no outcome: the call answers what the service said, after one request', async () => {
+    const boom = () => {
+      throw new Error('the metrics sink is down');
+    };
+    server.handle(json(200, detailsPayload()));
+    const details = await client({ onRequest: boom, onResponse: boom }).kyb.getCase('b');
+    expect(details).toMatchObject({ refId: 'biz-1', status: 'COMPLETED' });
+    expect(server.requests).toHaveLength(1);
+  });
 });
 
 describe('input checks', () => {

@@ -1,6 +1,6 @@
 import type * as z from 'zod/mini';
 import type { SpanRecorder } from '../telemetry/tracing.js';
-import { errorReason } from '../util/logger.js';
+import { errorReason, tell } from '../util/logger.js';
 import { safeResponseBody } from '../util/redact.js';
 import {
   AbortedError,
@@ -160,7 +160,7 @@ export class Executor {
     request: { headers: Record<string, string>; body: string | undefined; remaining: number },
   ): Promise<{ response: BufferedResponse; requestId: string | undefined } | { failure: ClientError; outcome: AttemptOutcome }> {
     const { options } = this;
-    options.onRequest?.({ method: call.method, path: context.path, attempt: context.attempts });
+    tell(options.onRequest, { method: call.method, path: context.path, attempt: context.attempts });
     const started = Date.now();
     // Only the exchange itself is in the rejection handler: a bug elsewhere must not pass for a network failure.
     return this.transport
@@ -212,7 +212,7 @@ export class Executor {
     requestId: string | undefined,
     errorCode: string | undefined,
   ): void {
-    this.options.onResponse?.({
+    tell(this.options.onResponse, {
       method: context.method,
       path: context.path,
       attempt: context.attempts,

@@ -64,9 +64,9 @@ export interface ClientOptions {
    * status is `pending`: set these from your dashboard's configuration.
    */
   kycStatuses?: { approved?: readonly string[]; rejected?: readonly string[] };
-  /** Called before each attempt. Must not throw. */
+  /** Called before each attempt; a throw from it is ignored (a hook never fails a call). */
   onRequest?: (event: RequestEvent) => void;
-  /** Called after each attempt. Must not throw. */
+  /** Called after each attempt; a throw from it is ignored (the call's outcome stays the service's). */
   onResponse?: (event: ResponseEvent) => void;
   /**
    * Where retries are written (default: `console` for warnings; `false`: nowhere): one warning per
