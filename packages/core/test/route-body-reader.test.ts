@@ -91,6 +91,17 @@ describe('readNodeBody and its deadline', () => {
     expect(armed).toHaveLength(0);
   });
 
+  it('a request whose body has arrived but that was paused before (it emits nothing) is still timed', async () => {
+    const { armed, deadlines } = manualDeadlines();
+    const stream = Object.assign(new PassThrough(), { complete: true });
+    stream.end(BODY);
+    stream.pause();
+    const reading = nodeBuild.readNodeBody(stream, { maxBytes: 1_000, timeoutMs: 10, deadlines });
+    expect(armed).toHaveLength(1);
+    armed[0]?.();
+    expect(await reading).toEqual({ kind: 'timeout' });
+  });
+
   it('a body still arriving is timed: past its deadline the read ends as a timeout, its stream paused', async () => {
     const { armed, deadlines } = manualDeadlines();
     const stream = Object.assign(new PassThrough(), { complete: false });

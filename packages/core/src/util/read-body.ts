@@ -14,6 +14,8 @@ export interface NodeReadableLike {
   readonly destroyed?: boolean;
   /** Node's `IncomingMessage`: the whole body has arrived (it may still be unread). */
   readonly complete?: boolean;
+  /** Node's streams: true once data flows to 'data' listeners, false once paused. */
+  readonly readableFlowing?: boolean | null;
 }
 
 /** A raw request body still to be read: a Web stream (Hono, Workers) or a Node stream (Express, Fastify). */

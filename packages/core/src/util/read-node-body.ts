@@ -20,6 +20,7 @@ export function readNodeBody(stream: NodeReadableLike | null | undefined, limits
   return new Promise((resolve) => {
     const collector = new Collector(limits.maxBytes);
     let settled = false;
+    let deadline: { cancel(): void } | undefined;
     const finish = (read: BodyRead): void => {
       if (settled) return;
       settled = true;
@@ -36,12 +37,13 @@ export function readNodeBody(stream: NodeReadableLike | null | undefined, limits
       if (!collector.add(chunk)) finish({ kind: 'too-large' });
     };
     const onFailure = (): void => finish({ kind: 'failed' });
-    // A request whose whole body has arrived only has it to hand over: nothing left to time.
-    const deadline = stream.complete === true ? undefined : armDeadline(limits, () => finish({ kind: 'timeout' }));
     stream.on('data', onData);
     stream.on('end', () => finish({ kind: 'ok', bytes: collector.bytes() }));
     stream.on('error', onFailure);
     stream.on('close', onFailure);
+    // A request whose whole body has arrived and now flows only has it to hand over: nothing left to time. One
+    // paused before it came here (req.pause(), a 'readable' listener) emits nothing: that one is timed.
+    if (stream.complete !== true || stream.readableFlowing !== true) deadline = armDeadline(limits, () => finish({ kind: 'timeout' }));
   });
 }
 
