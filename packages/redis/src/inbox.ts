@@ -165,6 +165,9 @@ export function createRedisInbox(options: RedisInboxOptions): RedisInbox {
   let waiting: Promise<void> | undefined;
   let waits = 0;
   let closing = false;
+  let markClosed!: () => void;
+  /** Settles when close() is called. */
+  const closed = new Promise<void>((resolve) => (markClosed = resolve));
   const workerId = crypto.randomUUID();
 
   const bullWorker = (leaseMs: number): Worker<EventData> => {
@@ -282,16 +285,22 @@ export function createRedisInbox(options: RedisInboxOptions): RedisInbox {
     },
 
     async lease(owner: string, limit: number, leaseMs: number): Promise<InboxEvent[]> {
+      if (closing) return [];
       const bull = bullWorker(leaseMs);
-      const events = fetched.splice(0, limit);
-      while (events.length < limit) {
-        const token = `${owner}:${events.length}`;
-        const job = await bull.getNextJob(token, { block: false });
-        if (job === undefined) break;
-        const event = await take(job, token);
-        if (event !== undefined) events.push(event);
-      }
-      return events;
+      const leasing = (async () => {
+        const events = fetched.splice(0, limit);
+        while (events.length < limit) {
+          const token = `${owner}:${events.length}`;
+          const job = await bull.getNextJob(token, { block: false });
+          if (job === undefined) break;
+          const event = await take(job, token);
+          if (event !== undefined) events.push(event);
+        }
+        return events;
+      })();
+      // A lease waits for a Redis that is down, as BullMQ's workers do, but not past close(): the worker's stop() would
+      // wait its whole timeout. A job fetched later is never run here, and goes back to wait when its lock runs out.
+      return Promise.race([leasing, closed.then((): InboxEvent[] => [])]);
     },
 
     async extend(event: InboxEvent, leaseMs: number): Promise<LeaseOutcome> {
@@ -405,6 +414,7 @@ export function createRedisInbox(options: RedisInboxOptions): RedisInbox {
 
     async close(): Promise<void> {
       closing = true;
+      markClosed();
       clearInterval(pruning);
       await pruneRound;
       // Jobs fetched for a lease that never came go back to wait at once, rather than when their lock runs out.
