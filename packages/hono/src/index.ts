@@ -8,7 +8,7 @@ import {
 } from '@verikit/core';
 import type { Context, Hono } from 'hono';
 import { HonoBase } from 'hono/hono-base';
-import { FixedPathRouter } from './fixed-path-router.js';
+import { fixedPathRouter } from './fixed-path-router.js';
 
 /** Options of {@link verikitApp}, or a function of the first request's context (for secrets in `env(c)`). */
 export type VerikitAppOptions = VerikitRoutesOptions<Context> | ((c: Context) => VerikitRoutesOptions<Context>);
@@ -60,7 +60,7 @@ export function verikitApp(options: VerikitAppOptions): Hono {
   };
   // Mounted with app.route(), the routes move into the host's router: the sub-app brings no router of
   // its own (neither Hono's default one nor hono/tiny's), so a Worker carries only the host's.
-  const app: Hono = new HonoBase({ router: new FixedPathRouter() });
+  const app: Hono = new HonoBase({ router: fixedPathRouter() });
   app.all('/webhook', async (c) => {
     const webhook = routesFor(c).webhook;
     if (!webhook) return c.notFound();
