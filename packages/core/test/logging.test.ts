@@ -13,6 +13,7 @@ import {
   MemoryIdempotencyStore,
 } from '../src/index.node.js';
 import { detailsPayload, idleInboxStats } from './helpers/fixtures.js';
+import { scriptedInbox } from './helpers/scripted-inbox.js';
 import { json, startServer, type TestServer } from './helpers/server.js';
 import { SECRET, svixHeaders } from './helpers/sign.js';
 
@@ -216,43 +217,89 @@ describe('inbox worker logging', () => {
 });
 
 describe('inbox worker with a logger and onError that throw', () => {
-  it('a lease that fails is told to both, and the worker goes on: the event is run once the inbox answers', async () => {
-    const boom = vi.fn(() => {
-      throw new Error('the log sink is down');
-    });
-    let leases = 0;
+  it.each([
+    [
+      'throw',
+      () => {
+        throw new Error('the log sink is down');
+      },
+    ],
+    [
+      'reject',
+      async () => {
+        throw new Error('the log sink is down');
+      },
+    ],
+  ])(
+    'a lease that fails is told to both (which %s), and the worker goes on: the event is run once the inbox answers',
+    async (_kind, sink) => {
+      const boom = vi.fn(sink);
+      let leases = 0;
+      const ran: string[] = [];
+      const engine = {
+        accept: async () => 'accepted' as const,
+        lease: async () => {
+          if (++leases === 1) throw new Error('the inbox is down');
+          return leases === 2 ? [{ id: 'msg_after', timestamp: 1, body: BODY, owner: 'o', attempt: 1 }] : [];
+        },
+        extend: async () => 'ok' as const,
+        complete: async (_event: unknown, work: (tx: null) => Promise<void>) => {
+          await work(null);
+          return 'ok' as const;
+        },
+        fail: async () => 'ok' as const,
+        waitForWork: () => new Promise<void>((resolve) => setTimeout(resolve, 5)),
+        deadLetters: async () => [],
+        replay: async () => false,
+        stats: idleInboxStats,
+      } satisfies InboxEngine<null>;
+      const worker = createInboxWorker({
+        inbox: engine,
+        logger: { debug: boom, info: boom, warn: boom, error: boom },
+        onError: boom,
+        onEvent: (ctx) => {
+          ran.push(ctx.id);
+        },
+      });
+      worker.start();
+      await vi.waitFor(() => expect(ran).toEqual(['msg_after']));
+      await worker.stop();
+      // A rejection would only surface a turn later, as an unhandled one.
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      // The lease failure went to the logger (as an error) and to onError, both of which threw.
+      expect(boom).toHaveBeenCalledTimes(2);
+      expect(boom.mock.calls[1]).toEqual([expect.objectContaining({ message: 'the inbox is down' }), { id: undefined, stage: 'lease' }]);
+    },
+  );
+});
+
+describe('inbox worker, a failure of its own', () => {
+  it('a backoff that throws (a broken random) is logged and told; the worker goes on to the next event', async () => {
+    const { logger, lines } = recordingLogger();
+    const { engine, queue, event } = scriptedInbox();
+    queue.push(event('msg_bad', 1), event('msg_next', 1));
     const ran: string[] = [];
-    const engine = {
-      accept: async () => 'accepted' as const,
-      lease: async () => {
-        if (++leases === 1) throw new Error('the inbox is down');
-        return leases === 2 ? [{ id: 'msg_after', timestamp: 1, body: BODY, owner: 'o', attempt: 1 }] : [];
-      },
-      extend: async () => 'ok' as const,
-      complete: async (_event: unknown, work: (tx: null) => Promise<void>) => {
-        await work(null);
-        return 'ok' as const;
-      },
-      fail: async () => 'ok' as const,
-      waitForWork: () => new Promise<void>((resolve) => setTimeout(resolve, 5)),
-      deadLetters: async () => [],
-      replay: async () => false,
-      stats: idleInboxStats,
-    } satisfies InboxEngine<null>;
+    const told: unknown[] = [];
     const worker = createInboxWorker({
       inbox: engine,
-      logger: { debug: boom, info: boom, warn: boom, error: boom },
-      onError: boom,
+      logger,
+      concurrency: 1,
+      onError: (_error, context) => told.push(context),
+      random: () => {
+        throw new Error('no entropy');
+      },
       onEvent: (ctx) => {
         ran.push(ctx.id);
+        if (ctx.id === 'msg_bad') throw new Error('downstream refused');
       },
     });
     worker.start();
-    await vi.waitFor(() => expect(ran).toEqual(['msg_after']));
+    await vi.waitFor(() => expect(ran).toEqual(['msg_bad', 'msg_next']));
     await worker.stop();
-    // The lease failure went to the logger (as an error) and to onError, both of which threw.
-    expect(boom).toHaveBeenCalledTimes(2);
-    expect(boom.mock.calls[1]).toEqual([expect.objectContaining({ message: 'the inbox is down' }), { id: undefined, stage: 'lease' }]);
+    expect(lines.filter((l) => l.level === 'error').map((l) => [l.fields.id, l.message])).toEqual([
+      ['msg_bad', 'inbox worker: running an event failed'],
+    ]);
+    expect(told).toContainEqual({ id: 'msg_bad', stage: 'event', attempt: 1 });
   });
 });
 

@@ -71,7 +71,7 @@ export interface PostgresTableOptions {
   pruneIntervalMs?: number;
   /** Rows deleted per pruning statement (default 1 000), so pruning never holds long locks. */
   pruneBatchSize?: number;
-  /** Told when background work (pruning, listening) fails (default: one line on `console.warn`); the rest keeps working. */
+  /** Told when background work (pruning, listening) fails (default: one line on `console.warn`); the rest keeps working, whatever it throws. */
   onError?: (error: unknown) => void;
   /**
    * The longest any of verikit's statements may take, in ms, the wait for a free pool connection
@@ -104,7 +104,8 @@ function reportTo(onError: ((error: unknown) => void) | undefined, what: string)
   if (onError === undefined) return (error) => console.warn(`verikit (${what}): ${String(error)}`);
   return (error) => {
     try {
-      onError(error);
+      // An async onError's rejection would be unhandled too.
+      (onError(error) as PromiseLike<unknown> | undefined)?.then?.(undefined, () => {});
     } catch {}
   };
 }

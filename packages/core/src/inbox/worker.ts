@@ -70,7 +70,7 @@ export interface InboxWorkerOptions<Tx = unknown, LedgerTx = unknown>
   retry?: { maxAttempts?: number; baseDelayMs?: number; maxDelayMs?: number };
   /** Longest wait for new work when the inbox has no notification to give (default 1 000 ms). */
   pollIntervalMs?: number;
-  /** Told about every failure, with where it happened; also logged. */
+  /** Told about every failure, with where it happened; also logged. What it throws (or rejects with) is ignored. */
   onError?: (error: unknown, context: { id: string | undefined; stage: InboxErrorStage; attempt?: number }) => void;
   /**
    * Where failures are written (default: `console` for warnings and errors; `false`: nowhere): a
@@ -325,7 +325,14 @@ export function createInboxWorker<Tx, LedgerTx = unknown>(options: InboxWorkerOp
         continue;
       }
       for (const event of events) {
-        const work: Promise<void> = run(event).finally(() => active.delete(work));
+        // run() handles onEvent's failures; one of its own (a throwing `random`, a telemetry SDK) is logged and told,
+        // never left to reject the race below and end this loop. The event's lease runs out and it runs again.
+        const work: Promise<void> = run(event)
+          .catch((error: unknown) => {
+            logger.error({ id: event.id, attempt: event.attempt, err: error }, 'inbox worker: running an event failed');
+            tell(onError, error, { id: event.id, stage: 'event', attempt: event.attempt });
+          })
+          .finally(() => active.delete(work));
         active.add(work);
       }
     }

@@ -1,7 +1,7 @@
 import type { CreateKybCaseInput, CreateKycSessionInput, VerikitClient } from '../client/client.js';
 import { ConfigurationError } from '../errors.js';
 import { type HeaderSource, isPost, rawHeader } from '../util/headers.js';
-import { consoleLogger, type Logger } from '../util/logger.js';
+import { type Logger, resolveLogger } from '../util/logger.js';
 
 /** The signed-in business an invite is for: your refId, and optionally the flow and country. */
 export type KybParty = CreateKybCaseInput;
@@ -54,8 +54,8 @@ export type InviteErrorPage = (failure: InviteFailure) => string;
 
 /** Options every invite route shares. */
 export interface InviteHandlerOptions {
-  /** Where failures are written (default `console`). */
-  logger?: Logger;
+  /** Where failures are written (default `console`; `false`: nowhere). A call that throws is ignored. */
+  logger?: Logger | false;
   /** The page a browser gets when an invite fails (default: a plain page with the message); API callers always get JSON. */
   errorPage?: InviteErrorPage;
 }
@@ -121,8 +121,9 @@ function upstreamFailure(error: unknown): InviteResponse {
 export function createInviteHandler<Req>(
   client: VerikitClient,
   invite: { kind: 'kyb'; options: KybInviteOptions<Req> } | { kind: 'kyc'; options: KycInviteOptions<Req> },
-  { logger = consoleLogger, errorPage = plainErrorPage }: InviteHandlerOptions = {},
+  { logger: loggerOption, errorPage = plainErrorPage }: InviteHandlerOptions = {},
 ): InviteHandler<Req> {
+  const logger = resolveLogger(loggerOption);
   if (typeof errorPage !== 'function')
     throw new ConfigurationError('invite.errorPage', 'invite.errorPage must be a function returning HTML');
   const resolve = invite.kind === 'kyb' ? invite.options?.resolveBusiness : invite.options?.resolveUser;

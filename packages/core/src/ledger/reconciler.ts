@@ -12,7 +12,7 @@ export interface ReconcilerOptions<Tx = unknown> extends LedgerObserverOptions<T
   pollIntervalMs?: number;
   /** Warn when verifications are pending and no webhook has led to an observation for this long (default 6 h). */
   silenceWarningMs?: number;
-  /** Told about every failed check (also logged as a warning with the refId and the error's code). */
+  /** Told about every failed check (also logged as a warning with the refId and the error's code); what it throws is ignored. */
   onError?: (error: unknown, key: LedgerKey) => void;
 }
 

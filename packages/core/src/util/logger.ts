@@ -55,12 +55,11 @@ export const consoleLogger: Logger = {
 
 const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 
-const LEVELS = ['debug', 'info', 'warn', 'error'] as const;
-
-/** Calls an integrator's listener (an `onError`): told, never trusted, so one that throws changes nothing. */
+/** Calls an integrator's listener (an `onError`): told, never trusted, so one that throws or rejects changes nothing. */
 export function tell<A extends unknown[]>(listener: ((...args: A) => unknown) | undefined, ...args: A): void {
   try {
-    listener?.(...args);
+    // An async listener's rejection would otherwise be unhandled, which ends a Node process.
+    (listener?.(...args) as Promise<unknown> | undefined)?.catch?.(() => {});
   } catch {}
 }
 
@@ -68,19 +67,14 @@ export function tell<A extends unknown[]>(listener: ((...args: A) => unknown) | 
 export function resolveLogger(option: Logger | false | undefined): Logger {
   if (option === undefined) return consoleLogger;
   if (option === false) return silentLogger;
-  for (const level of LEVELS) {
+  // Told, never trusted: a sink that throws must not turn a refusal into a 500, hang an answer or stop
+  // a worker's loop. Called as methods, looked up at each call: pino's and console's need their `this`.
+  const guarded = {} as Logger;
+  for (const level of ['debug', 'info', 'warn', 'error'] as const) {
     if (typeof option?.[level] !== 'function') {
       throw new ConfigurationError('logger', `logger must have debug, info, warn and error methods, or be false`);
     }
+    guarded[level] = (fields, message) => tell(option[level].bind(option), fields, message);
   }
-  // Told, never trusted: a sink that throws must not turn a refusal into a 500, hang an answer or stop
-  // a worker's loop, so each line is written inside a try. Called as methods: pino's and console's need their `this`.
-  const guarded = {} as Logger;
-  for (const level of LEVELS)
-    guarded[level] = (fields, message) => {
-      try {
-        option[level](fields, message);
-      } catch {}
-    };
   return guarded;
 }

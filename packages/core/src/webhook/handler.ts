@@ -9,7 +9,7 @@ import type { SpanRecorder, TelemetryOption } from '../telemetry/tracing.js';
 import { type DeadlinesFactory, type Outcome, raceDeadline } from '../util/deadlines.js';
 import { isPost } from '../util/headers.js';
 import { keepLeaseWhile } from '../util/keep-lease.js';
-import { failureLevel, type Logger, resolveLogger } from '../util/logger.js';
+import { failureLevel, type Logger, resolveLogger, tell } from '../util/logger.js';
 import { DeliveryContext } from './context.js';
 import { WebhookVerificationError } from './errors.js';
 import { defaultIdentify, type EventSubject, type IdentifyEvent } from './identify.js';
@@ -59,7 +59,7 @@ export interface WebhookHandlerBaseOptions {
   /**
    * Told about every failure, with the delivery id and where it happened: `onEvent` (`event`,
    * `late-event` after the deadline), the store or inbox (the other stages). Also logged. What it
-   * throws is ignored: the delivery is answered as it would have been.
+   * throws (or rejects with) is ignored: the delivery is answered as it would have been.
    */
   onError?: (error: unknown, context: { id: string; stage: WebhookErrorStage }) => void;
   /**
@@ -190,14 +190,11 @@ export function createHandlerWith(
    * `onError`. One message for all, the stage saying what failed: what each means for the delivery
    * is in the README's stage table, not in every bundle that ships this handler. Told, never
    * trusted: a logger or onError that throws must not change the answer, hang it or keep the lease
-   * (`resolveLogger` guards the logger's calls).
+   * (`resolveLogger` guards the logger's calls, `tell` the onError's).
    */
   const report = (error: unknown, context: { id: string; stage: WebhookErrorStage }): void => {
-    logger[failureLevel(error)]({ id: context.id, stage: context.stage, err: error }, 'webhook delivery failed');
-    // What `tell` does, written out: a Worker's bundle then carries no helper for this one call.
-    try {
-      onError?.(error, context);
-    } catch {}
+    logger[failureLevel(error)]({ ...context, err: error }, 'webhook delivery failed');
+    tell(onError, error, context);
   };
   /** A refused delivery: a debug line with its reason code (never the body), then the answer. */
   const refuse = (answer: WebhookResponse, code: string, fields: { id?: string; reason?: string } = {}): WebhookResponse => {
@@ -342,7 +339,4 @@ export function createHandlerWith(
   return observer === undefined ? (request) => handle(request, undefined) : observer.trace(handle);
 }
 
-const isThenable = (value: unknown): value is PromiseLike<unknown> =>
-  value !== null &&
-  (typeof value === 'object' || typeof value === 'function') &&
-  typeof (value as PromiseLike<unknown>).then === 'function';
+const isThenable = (value: unknown): value is PromiseLike<unknown> => typeof (value as PromiseLike<unknown> | null)?.then === 'function';
