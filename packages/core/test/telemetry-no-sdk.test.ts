@@ -3,6 +3,7 @@ import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-tr
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createWebhookHandler, MemoryIdempotencyStore, type OpenTelemetryApi } from '../src/index.node.js';
+import { loadAutoApi, resolveTracing, TRACER_SCOPE } from '../src/telemetry/tracing.js';
 import { SECRET, svixHeaders } from './helpers/sign.js';
 
 const BODY = '{"type":"kyb.case.status_changed","data":{"refId":"biz-1"}}';
@@ -77,5 +78,25 @@ describe('webhook spans while no SDK is registered', () => {
     });
     expect((await handle(delivery('msg_other'))).status).toBe(204);
     expect(started).toBe(1);
+  });
+});
+
+describe('tracing.enabled() while no SDK is registered', () => {
+  it('is false for the API given or found by itself, and true from the moment an SDK registers', async () => {
+    // The tests above leave theirs registered.
+    otel.trace.disable();
+    const given = resolveTracing(otel as unknown as OpenTelemetryApi, TRACER_SCOPE, 'test');
+    const found = resolveTracing(undefined, TRACER_SCOPE, 'test');
+    await loadAutoApi();
+    expect([given.enabled(), found.enabled()]).toEqual([false, false]);
+    const provider = new NodeTracerProvider();
+    provider.register();
+    try {
+      expect([given.enabled(), found.enabled()]).toEqual([true, true]);
+    } finally {
+      await provider.shutdown();
+      otel.trace.disable();
+    }
+    expect([given.enabled(), found.enabled()]).toEqual([false, false]);
   });
 });
