@@ -136,7 +136,7 @@ async function reconcile({ db, fake, schema, instances, readsPerMinute, seconds,
   };
 }
 
-/** Inserts one inbox event per key, each naming its verification the way the service's events do. */
+/** Inserts `copies` inbox events per key, each naming its verification the way the service's events do. */
 async function fillLedgerInbox(db, schema, keys, copies = 1) {
   const events = Array.from({ length: copies }, () => keys).flat();
   const ids = events.map((_, i) => `msg_${i}`);

@@ -143,10 +143,11 @@ export type OwnStatement = <R>(what: string, statement: (tx: Queryable) => Promi
  * Runs `work` with a transaction that opens on its first query, then `last` in that transaction,
  * and commits both; a throw from either rolls both back. When `work` never queries, no transaction
  * is opened and `last` runs on `db` alone (or as `last.alone`, which may share a statement with
- * others): work that writes elsewhere costs one statement, not BEGIN, the statement and COMMIT. Every statement is bounded by `timeoutMs`, and the `tx` handed
- * to `work` refuses every query once `work` has settled: kept and used later, it would write outside
- * the transaction (on a pg Pool, on a client already back in the pool), once per attempt. `own`
- * runs verikit's statements inside `work` (a row locked before the integrator's work runs).
+ * others): work that writes elsewhere costs one statement, perhaps shared, not BEGIN, the statement
+ * and COMMIT. Every statement is bounded by `timeoutMs`, and the `tx` handed to `work` refuses
+ * every query once `work` has settled: kept and used later, it would write outside the transaction
+ * (on a pg Pool, on a client already back in the pool), once per attempt. `own` runs verikit's
+ * statements inside `work` (a row locked before the integrator's work runs).
  */
 export async function inLazyTransaction<T>(
   bound: Bound,
