@@ -234,25 +234,16 @@ describe('inbox worker with a logger and onError that throw', () => {
     'a lease that fails is told to both (which %s), and the worker goes on: the event is run once the inbox answers',
     async (_kind, sink) => {
       const boom = vi.fn(sink);
-      let leases = 0;
       const ran: string[] = [];
-      const engine = {
-        accept: async () => 'accepted' as const,
-        lease: async () => {
-          if (++leases === 1) throw new Error('the inbox is down');
-          return leases === 2 ? [{ id: 'msg_after', timestamp: 1, body: BODY, owner: 'o', attempt: 1 }] : [];
-        },
-        extend: async () => 'ok' as const,
-        complete: async (_event: unknown, work: (tx: null) => Promise<void>) => {
-          await work(null);
-          return 'ok' as const;
-        },
-        fail: async () => 'ok' as const,
-        waitForWork: () => new Promise<void>((resolve) => setTimeout(resolve, 5)),
-        deadLetters: async () => [],
-        replay: async () => false,
-        stats: idleInboxStats,
-      } satisfies InboxEngine<null>;
+      const { engine, queue, event } = scriptedInbox();
+      queue.push(event('msg_after', 1));
+      // The first lease fails; the queue answers the ones after.
+      const leaseQueued = engine.lease;
+      let leases = 0;
+      engine.lease = async (owner, limit) => {
+        if (++leases === 1) throw new Error('the inbox is down');
+        return leaseQueued(owner, limit);
+      };
       const worker = createInboxWorker({
         inbox: engine,
         logger: { debug: boom, info: boom, warn: boom, error: boom },
