@@ -233,7 +233,12 @@ describe('inbox worker with a logger and onError that throw', () => {
   ])(
     'a lease that fails is told to both (which %s), and the worker goes on: the event is run once the inbox answers',
     async (_kind, sink) => {
-      const boom = vi.fn(sink);
+      // Not a vi.fn: a spy follows the promises it returns, which would mark a rejection handled.
+      const calls: unknown[][] = [];
+      const boom = (...args: unknown[]) => {
+        calls.push(args);
+        return sink();
+      };
       const ran: string[] = [];
       const { engine, queue, event } = scriptedInbox();
       queue.push(event('msg_after', 1));
@@ -258,8 +263,8 @@ describe('inbox worker with a logger and onError that throw', () => {
       // A rejection would only surface a turn later, as an unhandled one.
       await new Promise((resolve) => setTimeout(resolve, 10));
       // The lease failure went to the logger (as an error) and to onError, both of which threw.
-      expect(boom).toHaveBeenCalledTimes(2);
-      expect(boom.mock.calls[1]).toEqual([expect.objectContaining({ message: 'the inbox is down' }), { id: undefined, stage: 'lease' }]);
+      expect(calls).toHaveLength(2);
+      expect(calls[1]).toEqual([expect.objectContaining({ message: 'the inbox is down' }), { id: undefined, stage: 'lease' }]);
     },
   );
 });
