@@ -33,24 +33,21 @@ conformanceSuite<FastifyRequest>({
 });
 
 describe('the Fastify plugin, when core fails', () => {
-  it('a webhook route whose answer fails (a debug logger that throws on a refusal) -> 500 from the scope, no hang, nothing unhandled', async () => {
+  it('a webhook route whose answer fails (a custom store that answers a claim with nothing) -> 500 from the scope, no hang, nothing unhandled', async () => {
     const secret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
-    const boom = () => {
-      throw new Error('the log sink is down');
-    };
     const unhandled: unknown[] = [];
     const hear = (reason: unknown) => unhandled.push(reason);
     process.on('unhandledRejection', hear);
     const app = Fastify();
     try {
+      // A store breaking its contract: reading the claim's status throws inside core, so its answer itself fails.
+      const broken = Object.assign(new MemoryIdempotencyStore(), { claim: async () => null as never });
       await app.register(verikitPlugin, {
         prefix: '/verikit',
-        webhook: { secret, store: new MemoryIdempotencyStore(), onEvent: () => {} },
-        // A refusal is a debug line: the logger throws there, so core's answer itself fails.
-        logger: { error: boom, warn: boom, info: boom, debug: boom },
+        webhook: { secret, store: broken, onEvent: () => {}, logger: false },
       });
       const url = await app.listen({ port: 0, host: '127.0.0.1' });
-      const signed = signWebhook({ secret: 'whsec_c29tZW9uZSBlbHNlJ3Mgc2VjcmV0IGtleSEh', payload: { type: 'kyb.case.status_changed' } });
+      const signed = signWebhook({ secret, payload: { type: 'kyb.case.status_changed' } });
       const response = await request(`${url}/verikit/webhook`, { method: 'POST', headers: signed.headers, body: signed.body });
       expect([response.statusCode, await response.body.json()]).toEqual([500, { error: 'internal_error' }]);
       await new Promise((resolve) => setTimeout(resolve, 20));
